@@ -1,0 +1,403 @@
+"""Pydantic v2 models of a KernelVerdict record: one evaluation of one candidate kernel.
+
+One record exists per (model, sample, problem, protocol, hardware). Units are part of every
+numeric field name (``_ms``, ``_bytes``, ``_flops``); statuses and protocol names are closed sets.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = "1.0"
+"""Version of the record layout written by this code. Older versions are migrated on load."""
+
+Status = Literal["correct", "incorrect", "hacked", "compile_error", "runtime_error", "timeout"]
+"""Outcome of one evaluation; ``hacked`` means an integrity check failed."""
+
+STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
+
+ProtocolName = Literal["standard", "verified"]
+"""The two protocols of DESIGN.md."""
+
+KernelLanguage = Literal["cuda", "triton", "cpp", "pytorch", "mixed"]
+"""What the candidate's custom code is written in (``pytorch`` = no custom kernel)."""
+
+TimingMethod = Literal["cuda_events", "cuda_graph", "host_clock"]
+"""How a timing was taken: CUDA events per call, replays of a captured CUDA graph, or a monotonic host clock."""
+
+BaselineKind = Literal["eager_fp32", "eager_tf32", "compile"]
+"""Which reference implementation a baseline timing belongs to."""
+
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+class _Strict(BaseModel):
+    """Base for every record part: unknown fields are refused, values are checked on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
+
+
+def _finite_non_negative(value: float | None, name: str) -> float | None:
+    if value is None:
+        return None
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if value < 0:
+        raise ValueError(f"{name} must not be negative, got {value}")
+    return value
+
+
+class ModelInfo(_Strict):
+    """The model (or person) that wrote the candidate kernel."""
+
+    name: str = Field(min_length=1, max_length=120)
+    """Display name of the model, e.g. ``CUDA-L1``; shown as text, never as HTML."""
+    provider: str | None = Field(default=None, max_length=200)
+    """Who trained or released the model, or the dataset the kernels come from."""
+    sample: int = Field(default=0, ge=0, le=10_000)
+    """Index of this sample when a model wrote several candidates for one problem (best-of-k)."""
+
+
+class ProblemRef(_Strict):
+    """Which problem the candidate solves."""
+
+    suite: str = Field(min_length=1, max_length=64)
+    """Problem suite, e.g. ``kernelbench-v0`` or ``kernelverdict``."""
+    level: int = Field(ge=1, le=10)
+    """Difficulty level inside the suite (1 single operators, 2 fused chains, 3 networks)."""
+    id: int = Field(ge=0)
+    """Problem number inside its suite and level."""
+    name: str = Field(min_length=1, max_length=200)
+    """Problem name, usually its file name without ``.py``."""
+    source_sha256: str
+    """sha256 of the problem's Python source, as evaluated."""
+
+    @field_validator("source_sha256")
+    @classmethod
+    def _sha(cls, v: str) -> str:
+        if not SHA256_RE.match(v):
+            raise ValueError("must be 64 lowercase hex digits")
+        return v
+
+
+class KernelSource(_Strict):
+    """The candidate kernel's source: its hash and where to find the text."""
+
+    sha256: str
+    """sha256 of the candidate's Python source text (UTF-8)."""
+    language: KernelLanguage
+    """Language of the custom code found by the static scan."""
+    path: str | None = Field(default=None, max_length=400)
+    """Repository-relative path of the source, for kernels kept in this repository."""
+    url: str | None = Field(default=None, max_length=400)
+    """Public repository URL, for kernels from a public dataset."""
+    commit: str | None = Field(default=None, max_length=64)
+    """Commit of ``url`` that holds the kernel."""
+    row: int | None = Field(default=None, ge=0)
+    """Zero-based row in a JSON-lines file at ``path`` (public datasets)."""
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha(cls, v: str) -> str:
+        if not SHA256_RE.match(v):
+            raise ValueError("must be 64 lowercase hex digits")
+        return v
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        if v.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", v):
+            raise ValueError("must be a relative path, not an absolute one")
+        if ".." in re.split(r"[\\/]", v):
+            raise ValueError("must not contain '..'")
+        return v
+
+    @model_validator(mode="after")
+    def _where(self) -> KernelSource:
+        if self.path is None and self.url is None:
+            raise ValueError("needs a repository path or a url")
+        if self.url is not None and (self.commit is None or self.path is None):
+            raise ValueError("a url needs its commit and path")
+        return self
+
+
+class TimingConfig(_Strict):
+    """How the protocol times a callable."""
+
+    warmup_calls: int = Field(ge=0)
+    """Untimed calls before timing (minimum, when warm-up is by time)."""
+    timed_calls: int = Field(ge=1)
+    """Timed calls (minimum, when the protocol stops on a confidence target)."""
+    statistic: Literal["mean", "median"]
+    """Which statistic of the per-call times the speedup uses."""
+    l2_flush: bool
+    """Whether the L2 cache is flushed before each timed call."""
+    ci_target_rel: float | None = None
+    """Stop once the 95% CI half-width of the median is below this fraction of it (verified only)."""
+    time_cap_s: float | None = None
+    """Upper bound on timing time per callable, seconds (verified only)."""
+
+
+class ProtocolInfo(_Strict):
+    """The protocol that produced the record, with its parameters."""
+
+    name: ProtocolName
+    """``standard`` (KernelBench as commonly run) or ``verified``."""
+    version: str = Field(pattern=r"^\d+\.\d+$")
+    """Protocol version; changes whenever its parameters or checks change."""
+    atol: float = Field(gt=0)
+    """Absolute tolerance of the correctness comparison."""
+    rtol: float = Field(ge=0)
+    """Relative tolerance of the correctness comparison."""
+    seeds: list[int]
+    """Seeds of the correctness trials, in order."""
+    distributions: list[str]
+    """Input distributions used, e.g. ``D1 x1``; the standard protocol has ``D1 x1`` only."""
+    tf32_baseline: bool
+    """Whether the eager baseline runs with TF32 matmul allowed."""
+    timing: TimingConfig
+    """Timing parameters."""
+
+
+class Environment(_Strict):
+    """Where the record was produced."""
+
+    hardware: str
+    """Hardware slug used in the record's path, e.g. ``h200`` or ``cpu``."""
+    device_name: str = Field(min_length=1, max_length=120)
+    """Device name as the driver reports it, e.g. ``NVIDIA H200``, or the CPU model."""
+    driver: str | None = None
+    """GPU driver version; ``None`` on the CPU."""
+    cuda: str | None = None
+    """CUDA version torch was built with; ``None`` on the CPU."""
+    torch: str
+    """torch version."""
+    triton: str | None = None
+    """triton version, when installed."""
+    python: str
+    """Python version."""
+    harness_version: str
+    """Version of KernelVerdict that ran the evaluation."""
+    timestamp: datetime
+    """When the evaluation finished (UTC, ISO 8601)."""
+
+    @field_validator("hardware")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not SLUG_RE.match(v):
+            raise ValueError("must be a lowercase slug such as 'h200'")
+        return v
+
+
+class CorrectnessCheck(_Strict):
+    """One correctness trial: candidate output against the reference on one input draw."""
+
+    name: str
+    """Trial label, e.g. ``trial 0`` or ``D2 x3 seed 7``."""
+    distribution: str
+    """Input distribution of the trial."""
+    seed: int
+    """Seed of the inputs."""
+    passed: bool
+    """Whether the candidate's output was accepted."""
+    max_abs_error: float | None = None
+    """Largest |out - ref| over elements (``None`` when shapes differ or output is not finite)."""
+    error_budget_used: float | None = None
+    """max |out - ref| / (atol + rtol |ref|); 1.0 is exactly at the tolerance."""
+    fp32_strict_budget_used: float | None = None
+    """The same measure for PyTorch float32 with TF32 off, against the float64 reference (verified)."""
+    fp32_tf32_budget_used: float | None = None
+    """The same measure for PyTorch float32 with TF32 on, against the float64 reference (verified)."""
+    message: str | None = Field(default=None, max_length=2000)
+    """Why the trial failed, when it did."""
+
+
+class TimingStats(_Strict):
+    """Statistics of per-call times of one callable."""
+
+    method: TimingMethod
+    """How times were taken."""
+    calls: int = Field(ge=1)
+    """Number of timed calls (for graphs: replays; each may hold several calls)."""
+    calls_per_sample: int = Field(default=1, ge=1)
+    """Calls between one pair of timers; per-call times are divided by it."""
+    mean_ms: float
+    """Mean time per call, milliseconds."""
+    median_ms: float
+    """Median time per call, milliseconds."""
+    min_ms: float
+    """Fastest call, milliseconds."""
+    max_ms: float
+    """Slowest call, milliseconds."""
+    std_ms: float
+    """Standard deviation of per-call times, milliseconds."""
+    q1_ms: float | None = None
+    """First quartile, milliseconds."""
+    q3_ms: float | None = None
+    """Third quartile, milliseconds."""
+    ci95_low_ms: float | None = None
+    """Lower end of the 95% confidence interval of the median, milliseconds."""
+    ci95_high_ms: float | None = None
+    """Upper end of the 95% confidence interval of the median, milliseconds."""
+    l2_flush: bool = False
+    """Whether L2 was flushed before each call."""
+    host_bound: bool | None = None
+    """True when the host's launch speed, not the device, set the time (``None`` if not judged)."""
+    note: str | None = Field(default=None, max_length=500)
+    """Anything a reader needs to interpret the timing."""
+
+    @model_validator(mode="after")
+    def _finite(self) -> TimingStats:
+        for name in ("mean_ms", "median_ms", "min_ms", "max_ms", "std_ms", "q1_ms", "q3_ms", "ci95_low_ms", "ci95_high_ms"):
+            _finite_non_negative(getattr(self, name), name)
+        if self.min_ms > self.max_ms:
+            raise ValueError("min_ms exceeds max_ms")
+        return self
+
+
+class BaselineTiming(_Strict):
+    """A baseline's timing and memory, as used for this record's speedups."""
+
+    kind: BaselineKind
+    """Which baseline."""
+    timing: TimingStats
+    """Its timing under the same protocol."""
+    peak_memory_bytes: int | None = Field(default=None, ge=0)
+    """Peak device memory of one call in a fresh process (``None`` = not measured)."""
+    baseline_id: str | None = Field(default=None, max_length=200)
+    """Identifier of the baseline record it was taken from."""
+
+
+class Speedups(_Strict):
+    """Baseline time over candidate time, with the protocol's statistic."""
+
+    vs_eager: float | None = None
+    """Against the protocol's eager baseline (fp32 without TF32 for standard, TF32 for verified)."""
+    vs_eager_fp32: float | None = None
+    """Against eager float32 with TF32 off, under this protocol's timing (splits the standard → verified drop)."""
+    vs_compile: float | None = None
+    """Against ``torch.compile`` of the reference (verified only)."""
+
+    @model_validator(mode="after")
+    def _positive(self) -> Speedups:
+        for name in ("vs_eager", "vs_eager_fp32", "vs_compile"):
+            v = getattr(self, name)
+            if v is not None and (not math.isfinite(v) or v <= 0):
+                raise ValueError(f"{name} must be a positive finite number, got {v}")
+        return self
+
+
+class MemoryStats(_Strict):
+    """Peak device memory of one call, each measured in a fresh process."""
+
+    candidate_peak_bytes: int | None = Field(default=None, ge=0)
+    """Candidate's peak allocated bytes (``None`` = not measured, e.g. on CPU)."""
+    baseline_peak_bytes: int | None = Field(default=None, ge=0)
+    """Eager baseline's peak allocated bytes."""
+
+
+class IntegrityCheck(_Strict):
+    """One integrity check of the verified protocol."""
+
+    name: str = Field(min_length=1, max_length=80)
+    """Check name, e.g. ``hidden-inputs``, ``output-aliasing``, ``timer-patching``."""
+    passed: bool
+    """False when the check caught a violation."""
+    evidence: str | None = Field(default=None, max_length=2000)
+    """What was observed, e.g. ``output storage overlaps input 0``."""
+
+
+class Roofline(_Strict):
+    """Speed-of-light figures of the problem on this hardware."""
+
+    flops: float = Field(ge=0)
+    """Analytic floating-point operations of one call."""
+    min_bytes: float = Field(ge=0)
+    """Fewest bytes one call must move through device memory."""
+    t_sol_ms: float = Field(ge=0)
+    """max(flops / rate, bytes / bandwidth), milliseconds."""
+    fraction_of_roofline: float | None = Field(default=None, ge=0)
+    """t_sol_ms / candidate time (1.0 = at the hardware limit)."""
+    sol_score: float | None = None
+    """SOL ExecBench score 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL))."""
+    ceilings_date: str | None = None
+    """Date the hardware ceilings were measured."""
+
+
+class Record(_Strict):
+    """One evaluation of one candidate kernel for one problem under one protocol on one hardware."""
+
+    schema_version: Literal["1.0"] = SCHEMA_VERSION
+    """Version of this layout."""
+    model: ModelInfo
+    """Who wrote the kernel."""
+    problem: ProblemRef
+    """Which problem it solves."""
+    kernel: KernelSource
+    """The kernel's source reference."""
+    protocol: ProtocolInfo
+    """The protocol and its parameters."""
+    environment: Environment
+    """Where it ran."""
+    status: Status
+    """Outcome."""
+    error: str | None = Field(default=None, max_length=4000)
+    """Error message or tail of output for ``compile_error``, ``runtime_error`` and ``timeout``."""
+    correctness: list[CorrectnessCheck] = Field(default_factory=list)
+    """Correctness trials, in the order run."""
+    timing: TimingStats | None = None
+    """Candidate timing (present for ``correct`` and ``hacked`` records that got that far)."""
+    baselines: list[BaselineTiming] = Field(default_factory=list)
+    """Baseline timings used for the speedups."""
+    speedup: Speedups = Field(default_factory=Speedups)
+    """Speedups; only meaningful for ``correct`` records."""
+    memory: MemoryStats = Field(default_factory=MemoryStats)
+    """Peak memory."""
+    integrity: list[IntegrityCheck] = Field(default_factory=list)
+    """Integrity checks (verified protocol); a failed one makes the status ``hacked``."""
+    labels: list[str] = Field(default_factory=list)
+    """Static-scan labels, e.g. ``pytorch-fallback``, ``custom-stream``, ``threads``, ``ctypes``, ``monkey-patching``."""
+    roofline: Roofline | None = None
+    """Speed-of-light figures, when the problem has FLOP and byte counts and the hardware has ceilings."""
+    reproduces: str | None = Field(default=None, max_length=400)
+    """For a reproduction record: repository path of the record it re-ran."""
+    notes: list[str] = Field(default_factory=list)
+    """Free-text remarks the runner attached (e.g. ``host-bound timing``)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Record:
+        if self.status == "hacked" and all(c.passed for c in self.integrity):
+            raise ValueError("status 'hacked' needs at least one failed integrity check")
+        if self.status == "correct":
+            if any(not c.passed for c in self.correctness):
+                raise ValueError("status 'correct' but a correctness trial failed")
+            if any(not c.passed for c in self.integrity):
+                raise ValueError("status 'correct' but an integrity check failed")
+        return self
+
+
+class BaselineRecord(_Strict):
+    """A baseline measurement, kept once per (problem, protocol, baseline kind, environment)."""
+
+    schema_version: Literal["1.0"] = SCHEMA_VERSION
+    """Version of this layout."""
+    problem: ProblemRef
+    """Which problem."""
+    protocol: ProtocolInfo
+    """Protocol whose timing it follows."""
+    kind: BaselineKind
+    """Which baseline."""
+    environment: Environment
+    """Where it ran."""
+    timing: TimingStats
+    """Its timing."""
+    peak_memory_bytes: int | None = Field(default=None, ge=0)
+    """Peak device memory of one call in a fresh process."""
