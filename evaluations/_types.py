@@ -1,0 +1,94 @@
+"""Plain data passed between the loader, the runner, the worker processes and the protocols.
+
+Everything here is picklable and torch-free, so it crosses a ``spawn`` process boundary and the
+site build can import it without torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def sha256_text(text: str) -> str:
+    """sha256 of a source text, as recorded in ``problem.source_sha256`` and ``kernel.sha256``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ProblemMeta:
+    """Metadata a problem carries beside its KernelBench source (DESIGN.md, "Problems and candidates")."""
+
+    tags: tuple[str, ...] = ()
+    dtype: str = "float32"
+    flops: float | None = None
+    """Analytic floating-point operations of one forward call."""
+    min_bytes: float | None = None
+    """Fewest bytes one forward call must move (each input read once, each output written once)."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a source text came from: a repository path, or a public dataset URL + commit + path/row."""
+
+    path: str
+    url: str | None = None
+    commit: str | None = None
+    row: int | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One KernelBench-format problem: ``Model``, ``get_inputs``, ``get_init_inputs``."""
+
+    suite: str
+    level: int
+    id: int
+    name: str
+    source: str
+    origin: Origin
+    meta: ProblemMeta = field(default_factory=ProblemMeta)
+
+    @property
+    def sha256(self) -> str:
+        return sha256_text(self.source)
+
+    @property
+    def key(self) -> str:
+        """Identity of the problem inside a run: ``suite/level/id``."""
+        return f"{self.suite}/{self.level}/{self.id}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate kernel (a source defining ``ModelNew``) for one problem."""
+
+    problem_key: str
+    model: str
+    sample: int
+    label: str
+    source: str
+    origin: Origin
+    provider: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        return sha256_text(self.source)
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker process needs to evaluate a candidate, or to measure a baseline (``candidate`` None)."""
+
+    problem: Problem
+    protocol: str
+    device: str
+    """``cuda`` or ``cpu``."""
+    candidate: Candidate | None = None
+    baseline_kind: str | None = None
+    """For baseline jobs: ``eager_fp32``, ``eager_tf32`` or ``compile``."""
+    build_dir: str | None = None
+    """Folder for compiled extensions (shared cache, keyed by source hash)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Protocol-specific knobs (reduced trial counts in tests, time caps)."""
