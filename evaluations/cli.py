@@ -53,4 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run through the imported module so ``UserError`` is the class command modules raise.
+    from evaluations.cli import main as _main
+
+    sys.exit(_main())

@@ -1,0 +1,62 @@
+"""``kverdict validate``: check record files before they are merged (no torch needed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``validate`` command."""
+    p = subparsers.add_parser(
+        "validate",
+        help="check record files: schema, layout, duplicates, consistency, limits",
+        description="Check record files: schema, path layout, duplicates and conflicts, speedups against "
+        "their times, status against its evidence, protocol and environment, source references, size "
+        "and string limits. Prints one line per problem, 'path: field: reason', and exits 1 if any.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="record files or folders to check (default: every file under --root)")
+    p.add_argument("--root", default="records", metavar="DIR",
+                   help="the records folder that paths are laid out under (default: records)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the findings as one JSON object")
+    out.add_argument("--github", action="store_true",
+                     help="print the findings as GitHub Actions error annotations")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate and report; exit status 1 when anything was found."""
+    from schemas._validate import iter_record_files, validate
+
+    from .cli import UserError
+
+    root = Path(args.root)
+    if not args.paths and not root.exists():
+        print(f"{root}: no records folder, nothing to check")
+        return 0
+    paths = [Path(p) for p in args.paths] or [root]
+    missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
+    if missing:
+        raise UserError(f"no such file or folder: {missing[0]}")
+    checked = sum(1 for _ in iter_record_files(paths))
+    findings = validate(paths, root=root)
+    if args.json:
+        print(json.dumps({"ok": not findings, "files_checked": checked,
+                          "findings": [f.as_dict() for f in findings]}, indent=2))
+    else:
+        for f in findings:
+            if args.github:
+                print(f"::error file={_escape(f.path)},title={_escape(f.field)}::{_escape(f.reason, prop=False)}")
+            else:
+                print(f)
+        print(f"{checked} file(s) checked, {len(findings)} problem(s) found")
+    return 1 if findings else 0
+
+
+def _escape(text: str, prop: bool = True) -> str:
+    """Escape a GitHub Actions workflow-command value (properties also escape ':' and ',')."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text

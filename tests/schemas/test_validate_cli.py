@@ -1,0 +1,103 @@
+"""``kverdict validate``: exit status, one line per problem, ``--json`` and ``--github`` output, no torch needed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _factory import as_data, make_baseline, make_record, place
+
+from evaluations.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A checkout-like folder with two good records and a baseline under ./records."""
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "records"
+    place(root, make_record())
+    place(root, make_record(protocol_name="verified"))
+    place(root, make_baseline())
+    return root
+
+
+def _plant_bad(root: Path) -> Path:
+    data = as_data(make_record(pid=20, name="20_LeakyReLU"))
+    data["speedup"]["vs_eager"] = 9.0
+    return place(root, make_record(pid=20, name="20_LeakyReLU"), data)
+
+
+def test_all_good_exits_zero_with_a_summary(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate"]) == 0
+    assert capsys.readouterr().out.strip() == "3 file(s) checked, 0 problem(s) found"
+
+
+def test_problems_print_one_line_each_and_exit_one(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _plant_bad(tree)
+    assert main(["validate"]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    rel = bad.relative_to(tree.parent).as_posix()
+    assert lines[0].startswith(f"{rel}: speedup.vs_eager: 9.0 disagrees with")
+    assert lines[-1] == "4 file(s) checked, 1 problem(s) found"
+
+
+def test_paths_narrow_the_check(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _plant_bad(tree)
+    good = next(tree.rglob("0019-19_relu__s0.json"))
+    assert main(["validate", str(good)]) == 0
+    assert "1 file(s) checked" in capsys.readouterr().out
+
+
+def test_json_output_for_machines(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _plant_bad(tree)
+    assert main(["validate", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["files_checked"] == 4
+    assert [f["field"] for f in report["findings"]] == ["speedup.vs_eager"]
+    assert set(report["findings"][0]) == {"path", "field", "reason"}
+
+
+def test_github_annotations(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _plant_bad(tree)
+    assert main(["validate", "--github"]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("::error file=records/h200/cuda-l1/standard/kernelbench-v0/level-1/0020-20_leakyrelu__s0.json,")
+    assert ",title=speedup.vs_eager::9.0 disagrees" in first
+
+
+def test_missing_path_is_a_one_line_user_error(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "no/such/file.json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "kverdict validate: error: no such file or folder: no/such/file.json"
+
+
+def test_a_checkout_without_records_has_nothing_to_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate"]) == 0
+    assert capsys.readouterr().out.strip() == "records: no records folder, nothing to check"
+    assert main(["validate", "--root", "elsewhere", "elsewhere"]) == 2
+
+
+def test_root_option_lays_out_paths_under_another_folder(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    moved = tree.parent / "contributed"
+    tree.rename(moved)
+    assert main(["validate", "--root", str(moved)]) == 0
+    assert main(["validate", str(moved)]) == 1  # laid out against ./records, which they are not under
+    assert "not under the records folder" in capsys.readouterr().out
+
+
+def test_validate_runs_without_torch(tree: Path) -> None:
+    code = ("import sys; sys.modules['torch'] = None; from evaluations.cli import main; "
+            "sys.exit(main(['validate']))")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree.parent, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "3 file(s) checked, 0 problem(s) found" in done.stdout

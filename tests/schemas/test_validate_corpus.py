@@ -1,0 +1,307 @@
+"""A corpus of bad record files, each refused by ``schemas._validate.validate`` with the right one-line reason."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _factory import as_data, make_baseline, make_record, place, sha
+
+from schemas import MAX_RECORD_BYTES, Record, record_relpath
+from schemas._validate import MAX_STRING_CHARS, validate
+
+
+@dataclass(frozen=True)
+class Bad:
+    """One bad file: how to plant it, and the finding it must produce (field, words in the reason)."""
+
+    name: str
+    plant: Callable[[Path], Path]
+    field: str
+    reason: str
+
+
+def _mutated(change: Callable[[dict[str, Any]], None], **kw: Any) -> Callable[[Path], Path]:
+    def plant(root: Path) -> Path:
+        record = make_record(**kw)
+        data = as_data(record)
+        change(data)
+        try:  # place the file where its changed content belongs, so only the planted fault shows
+            rel = record_relpath(Record.model_validate(data))
+        except (ValueError, TypeError):
+            rel = None
+        return place(root, record, data, rel)
+    return plant
+
+
+def _text(text: str) -> Callable[[Path], Path]:
+    def plant(root: Path) -> Path:
+        path = root / record_relpath(make_record())
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+    return plant
+
+
+def _set(where: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        *parents, last = where.split(".")
+        for p in parents:
+            data = data[p]
+        data[last] = value
+    return change
+
+
+def _delete(where: str) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        *parents, last = where.split(".")
+        for p in parents:
+            data = data[p]
+        del data[last]
+    return change
+
+
+def _wrong_folder(root: Path) -> Path:
+    return place(root, make_record(), rel="h200/another-model/standard/kernelbench-v0/level-1/0019-19_relu__s0.json")
+
+
+def _duplicate(root: Path) -> Path:
+    place(root, make_record())
+    return place(root, make_record(), rel="h200/cuda-l1/standard/kernelbench-v0/level-1/0019-relu-copy__s0.json")
+
+
+def _conflicting_problem(root: Path) -> Path:
+    place(root, make_record())
+    rec = make_record(model="Other")
+    data = as_data(rec)
+    data["problem"]["source_sha256"] = sha("a different problem text")
+    return place(root, rec, data)
+
+
+ORIGINAL_REF = "records/h200/cuda-l1/standard/kernelbench-v0/level-1/0019-19_relu__s0.json"
+
+
+def _repro_of_another_kernel(root: Path) -> Path:
+    place(root, make_record())
+    rec = make_record(reproduces=ORIGINAL_REF)
+    data = as_data(rec)
+    data["kernel"]["sha256"] = sha("a different kernel")
+    return place(root, rec, data)
+
+
+def _oversized(root: Path) -> Path:
+    rec = make_record()
+    data = as_data(rec)
+    data["notes"] = ["x" * 1000] * (MAX_RECORD_BYTES // 1000 + 10)
+    return place(root, rec, data)
+
+
+def _symlink(root: Path) -> Path:
+    target = place(root, make_record())
+    link = target.with_name("0020-linked__s0.json")
+    link.symlink_to(target)
+    return link
+
+
+def _linked_folder(root: Path) -> Path:
+    outside = root.parent / "outside"
+    outside.mkdir()
+    link = root / "h200"
+    root.mkdir(exist_ok=True)
+    link.symlink_to(outside, target_is_directory=True)
+    return link
+
+
+def _not_json(root: Path) -> Path:
+    path = root / "h200" / "notes.txt"
+    path.parent.mkdir(parents=True)
+    path.write_text("hello", encoding="utf-8")
+    return path
+
+
+def _missing_kernel_file(root: Path) -> Path:
+    rec = make_record()
+    data = as_data(rec)
+    data["kernel"] = {"sha256": sha("x"), "language": "cuda", "path": "kernels/missing.py"}
+    return place(root, rec, data)
+
+
+def _kernel_sha_mismatch(root: Path) -> Path:
+    (root.parent / "kernels").mkdir()
+    (root.parent / "kernels" / "relu.py").write_text("class ModelNew: pass\n", encoding="utf-8")
+    rec = make_record()
+    data = as_data(rec)
+    data["kernel"] = {"sha256": sha("something else"), "language": "cuda", "path": "kernels/relu.py"}
+    return place(root, rec, data)
+
+
+def _bad_audit(root: Path) -> Path:
+    path = root / "_audits" / "h200" / "kernelbench-v0.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"suite": "kernelbench-v0"', encoding="utf-8")
+    return path
+
+
+def _correct_without_timing(data: dict[str, Any]) -> None:
+    data["timing"] = None
+    data["speedup"] = {"vs_eager": None, "vs_eager_fp32": None, "vs_compile": None}
+
+
+def _failed_trial(data: dict[str, Any]) -> None:
+    data["correctness"][0]["passed"] = False
+
+
+def _incorrect_no_failure(data: dict[str, Any]) -> None:
+    data["status"] = "incorrect"
+
+
+def _error_without_text(data: dict[str, Any]) -> None:
+    data.update(status="runtime_error", error=None, timing=None, correctness=[],
+                speedup={"vs_eager": None, "vs_eager_fp32": None, "vs_compile": None})
+
+
+CORPUS = [
+    Bad("malformed JSON", _text('{"schema_version": "1.0", "model": '), "(file)", "malformed JSON at line 1"),
+    Bad("not an object", _text("[1, 2, 3]"), "(file)", "expected a JSON object, got list"),
+    Bad("NaN time", _text('{"schema_version": "1.0", "timing": {"mean_ms": NaN}}'), "(file)", "NaN is not a valid number"),
+    Bad("Infinity time", _text('{"schema_version": "1.0", "x": Infinity}'), "(file)", "Infinity is not a valid number"),
+    Bad("wrong type", _mutated(_set("timing.mean_ms", "fast")), "timing.mean_ms", "valid number"),
+    Bad("wrong type in list", _mutated(_set("correctness", {"trial": 1})), "correctness", "valid list"),
+    Bad("missing field", _mutated(_delete("model")), "model", "Field required"),
+    Bad("missing nested field", _mutated(_delete("environment.torch")), "environment.torch", "Field required"),
+    Bad("negative time", _mutated(_set("timing.min_ms", -0.5)), "timing", "min_ms must not be negative"),
+    Bad("negative speedup", _mutated(_set("speedup.vs_eager", -2.0)), "speedup", "positive finite"),
+    Bad("unknown status", _mutated(_set("status", "fast")), "status", "Input should be 'correct'"),
+    Bad("unknown field", _mutated(_set("claimed_speedup", 10.0)), "claimed_speedup", "Extra inputs are not permitted"),
+    Bad("unknown schema version", _mutated(_set("schema_version", "2.0")), "schema_version", "unknown schema version '2.0'"),
+    Bad("unknown protocol version", _mutated(_set("protocol.version", "9.9")), "protocol.version", "unknown version '9.9'"),
+    Bad("unknown protocol", _mutated(_set("protocol.name", "quick")), "protocol.name", "Input should be 'standard'"),
+    Bad("protocol statistic", _mutated(_set("protocol.timing.statistic", "mean"), protocol_name="verified"),
+        "protocol.timing.statistic", "uses the median"),
+    Bad("speedup inconsistent", _mutated(_set("speedup.vs_eager", 3.0)), "speedup.vs_eager",
+        "3.0 disagrees with eager_fp32 mean_ms / candidate mean_ms = 2.0 / 1.0 = 2"),
+    Bad("speedup of the wrong statistic", _mutated(_set("timing.mean_ms", 1.09)), "speedup.vs_eager", "disagrees"),
+    Bad("speedup column not in protocol", _mutated(_set("speedup.vs_compile", 2.0)), "speedup.vs_compile",
+        "protocol 'standard' has no vs_compile speedup"),
+    Bad("speedup without its baseline", _mutated(_set("baselines", [])), "speedup.vs_eager",
+        "needs the eager_fp32 baseline"),
+    Bad("baseline kind of another protocol",
+        _mutated(lambda d: d["baselines"].append({**d["baselines"][0], "kind": "compile"})),
+        "baselines", "'compile' is not part of protocol 'standard'"),
+    Bad("mean outside min and max", _mutated(_set("timing.mean_ms", 0.5)), "timing.mean_ms", "outside [min_ms, max_ms]"),
+    Bad("correct without timing", _mutated(_correct_without_timing), "status", "'correct' needs the candidate's timing"),
+    Bad("correct with a failed trial", _mutated(_failed_trial), "(record)", "status 'correct' but a correctness trial failed"),
+    Bad("incorrect without a failed trial", _mutated(_incorrect_no_failure), "status",
+        "'incorrect' needs a failed correctness trial"),
+    Bad("hacked without a failed check", _mutated(_set("status", "hacked"), protocol_name="verified"), "(record)",
+        "'hacked' needs at least one failed integrity check"),
+    Bad("error without text", _mutated(_error_without_text), "error", "'runtime_error' needs the error text"),
+    Bad("GPU environment incomplete", _mutated(_set("environment.driver", None)), "environment.driver",
+        "required for GPU hardware 'h200'"),
+    Bad("empty torch version", _mutated(_set("environment.torch", " ")), "environment.torch", "must not be empty"),
+    Bad("path/field mismatch", _wrong_folder, "(layout)",
+        "expected records/h200/cuda-l1/standard/kernelbench-v0/level-1/0019-19_relu__s0.json"),
+    Bad("duplicate", _duplicate, "(duplicate)", "same evaluation as"),
+    Bad("conflicting problem", _conflicting_problem, "problem", "has a different name or source_sha256"),
+    Bad("absolute source path", _mutated(_set("kernel.path", "/home/me/relu.py")), "kernel.path",
+        "must be a relative path, not an absolute one"),
+    Bad("windows source path", _mutated(_set("kernel.path", "C:\\kernels\\relu.py")), "kernel.path", "absolute"),
+    Bad("dot-dot source path", _mutated(_set("kernel.path", "kernels/../../etc/passwd")), "kernel.path",
+        "must not contain '..'"),
+    Bad("url without https", _mutated(_set("kernel.url", "http://example.org/repo")), "kernel.url", "https://"),
+    Bad("commit not a hash", _mutated(_set("kernel.commit", "main")), "kernel.commit", "commit hash"),
+    Bad("kernel sha256 missing", _mutated(_delete("kernel.sha256")), "kernel.sha256", "Field required"),
+    Bad("kernel sha256 malformed", _mutated(_set("kernel.sha256", "abc")), "kernel.sha256", "64 lowercase hex"),
+    Bad("kernel file missing", _missing_kernel_file, "kernel.path", "kernels/missing.py is not a file in the repository"),
+    Bad("kernel sha256 mismatch", _kernel_sha_mismatch, "kernel.sha256", "does not match kernels/relu.py"),
+    Bad("reproduces escapes", _mutated(_set("reproduces", "../outside.json")), "reproduces", "without '..'"),
+    Bad("reproduction without its original", _mutated(_set("reproduces", ORIGINAL_REF)), "reproduces",
+        "is not a record in the repository"),
+    Bad("reproduction of another kernel", _repro_of_another_kernel, "kernel.sha256", "differs from the original"),
+    Bad("oversized file", _oversized, "(file)", f"over the {MAX_RECORD_BYTES}-byte limit"),
+    Bad("oversized string", _mutated(_set("notes", ["y" * (MAX_STRING_CHARS + 1)])), "notes[0]",
+        f"over the {MAX_STRING_CHARS} limit"),
+    Bad("overlong name", _mutated(_set("model.name", "m" * 121)), "model.name", "at most 120 characters"),
+    Bad("control character in model name", _mutated(_set("model.name", "evil\x1b[31m")), "model.name",
+        "control character U+001B"),
+    Bad("newline in problem name", _mutated(_set("problem.name", "relu\nInjected: line")), "problem.name",
+        "control character U+000A"),
+    Bad("bidi override in a label", _mutated(_set("labels", ["ok\u202etxt.exe"])), "labels[0]", "U+202E"),
+    Bad("timing out of order", _mutated(_set("timing.median_ms", 5.0)), "timing.median_ms", "outside [min_ms, max_ms]"),
+    Bad("symbolic link", _symlink, "(file)", "symbolic links are not accepted"),
+    Bad("symbolic link to a folder", _linked_folder, "(file)", "symbolic links are not accepted"),
+    Bad("stray file", _not_json, "(file)", "not a record"),
+    Bad("malformed audit report", _bad_audit, "(file)", "malformed JSON"),
+]
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(CORPUS) >= 20
+    assert len({b.name for b in CORPUS}) == len(CORPUS)
+
+
+@pytest.mark.parametrize("bad", CORPUS, ids=[b.name for b in CORPUS])
+def test_bad_record_is_refused_with_its_reason(tmp_path: Path, bad: Bad) -> None:
+    root = tmp_path / "records"
+    root.mkdir()
+    path = bad.plant(root)
+    findings = validate(root=root)
+    mine = [f for f in findings if Path(f.path).resolve() == path.resolve() or f.path == str(path)]
+    assert mine, f"no finding for {path}; all findings: {findings}"
+    assert any(f.field == bad.field and bad.reason in f.reason for f in mine), [str(f) for f in mine]
+    for f in findings:
+        line = str(f)
+        assert "\n" not in line and line.startswith(f"{f.path}: {f.field}: ")
+
+
+def test_good_records_pass(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    (tmp_path / "kernels").mkdir()
+    kernel_text = "class ModelNew:\n    pass\n"
+    (tmp_path / "kernels" / "relu.py").write_text(kernel_text, encoding="utf-8")
+    in_repo = make_record(model="Own Kernels", pid=20, name="20_LeakyReLU")
+    in_repo_data = as_data(in_repo)
+    in_repo_data["kernel"] = {"sha256": sha(kernel_text), "language": "pytorch", "path": "kernels/relu.py"}
+    good = [make_record(), make_record(sample=1), make_record(protocol_name="verified"),
+            make_record(hardware="cpu"), make_baseline(), make_baseline(kind="eager_tf32", protocol_name="verified"),
+            make_record(reproduces="records/h200/cuda-l1/standard/kernelbench-v0/level-1/0019-19_relu__s0.json")]
+    for rec in good:
+        place(root, rec)
+    place(root, in_repo, in_repo_data)
+    (root / "README.md").write_text("Contributed records.\n", encoding="utf-8")
+    assert validate(root=root) == []
+
+
+def test_html_in_names_is_accepted(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    rec = make_record(model="<script>alert(1)</script>", name="<img src=x onerror=alert(1)>")
+    path = place(root, rec)
+    assert "script-alert-1-script" in path.as_posix()
+    assert validate(root=root) == []
+    assert json.loads(path.read_text())["model"]["name"] == "<script>alert(1)</script>"
+
+
+def test_failed_statuses_with_their_evidence_pass(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    failed = as_data(make_record())
+    failed["correctness"][2]["passed"] = False
+    none = {"vs_eager": None, "vs_eager_fp32": None, "vs_compile": None}
+    place(root, make_record(status="incorrect"), {**failed, "status": "incorrect", "timing": None, "speedup": none})
+    hacked = as_data(make_record(protocol_name="verified", pid=21, name="21_Sigmoid"))
+    hacked["integrity"].append({"name": "output-aliasing", "passed": False, "evidence": "output storage overlaps input 0"})
+    place(root, make_record(protocol_name="verified", pid=21, name="21_Sigmoid"), {**hacked, "status": "hacked"})
+    crash = as_data(make_record(pid=22, name="22_Tanh"))
+    crash.update(status="timeout", error="no result within 300 s", timing=None, correctness=[], speedup=none)
+    place(root, make_record(pid=22, name="22_Tanh"), crash)
+    assert validate(root=root) == []
+
+
+def test_validating_one_file_outside_the_root_names_the_expected_place(tmp_path: Path) -> None:
+    elsewhere = place(tmp_path / "drafts", make_record())
+    findings = validate([elsewhere], root=tmp_path / "records")
+    assert [f.field for f in findings] == ["(layout)"]
+    assert "not under the records folder" in findings[0].reason
