@@ -1,5 +1,6 @@
 """Record schema of KernelVerdict: pydantic models, JSON Schema export, and record file I/O."""
 
+from ._audit import AUDIT_SCHEMA_VERSION, FINDING_CODES, AuditFinding, AuditReport, ProblemAudit
 from ._export import SCHEMA_DIR, export_schemas, json_schemas
 from ._io import (
     MAX_RECORD_BYTES,
@@ -39,6 +40,7 @@ from ._record import (
 )
 
 __all__ = [
+    "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit",
     "MAX_RECORD_BYTES", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "BaselineKind", "BaselineRecord",
     "BaselineTiming", "CorrectnessCheck", "Environment", "IntegrityCheck", "KernelLanguage", "KernelSource",
     "MemoryStats", "ModelInfo", "ProblemRef", "ProtocolInfo", "ProtocolName", "Record", "RecordError",

@@ -1,0 +1,28 @@
+"""3D convolution, 3x3x3 kernel, padding 1."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 8
+in_channels = 64
+out_channels = 64
+depth = 32
+height = 64
+width = 64
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, depth, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels]

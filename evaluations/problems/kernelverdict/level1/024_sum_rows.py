@@ -1,0 +1,20 @@
+"""Sum over the last dimension."""
+
+import torch
+import torch.nn as nn
+
+rows = 32768
+cols = 65536
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.sum(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []

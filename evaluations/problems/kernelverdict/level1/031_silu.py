@@ -1,0 +1,21 @@
+"""SiLU (swish) activation."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+rows = 32768
+cols = 32768
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return F.silu(x)
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []

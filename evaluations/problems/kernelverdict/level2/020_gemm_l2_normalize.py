@@ -1,0 +1,26 @@
+"""Linear layer, then each row scaled to unit L2 norm."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 6144
+in_features = 4096
+out_features = 4096
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return F.normalize(self.fc(x), dim=1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]

@@ -1,0 +1,82 @@
+"""Roofline figures on a ceilings fixture: T_SOL, fraction of roofline and the SOL score."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluations import Origin, Problem, ProblemMeta
+from evaluations._roofline import load_ceilings, roofline_for, sol_score, t_sol_ms_for
+
+TFLOP = 1e12
+
+
+@pytest.fixture
+def ceilings_dir(tmp_path: Path) -> Path:
+    """Round ceilings: 4 TB/s copy, 50 / 400 / 800 TFLOP/s for fp32 / tf32 / bf16."""
+    data = {
+        "hardware": "fakegpu", "date": "2026-01-02", "device_name": "Fake GPU", "torch": "2.11.0",
+        "rates": {"copy_bytes_per_s": 4e12, "fp32_flops_per_s": 50 * TFLOP,
+                  "tf32_flops_per_s": 400 * TFLOP, "bf16_flops_per_s": 800 * TFLOP},
+    }
+    (tmp_path / "fakegpu.json").write_text(json.dumps(data))
+    return tmp_path
+
+
+def _problem(flops: float | None, min_bytes: float | None, dtype: str = "float32") -> Problem:
+    return Problem(suite="s", level=1, id=1, name="p", source="", origin=Origin(path="p.py"),
+                   meta=ProblemMeta(flops=flops, min_bytes=min_bytes, dtype=dtype))
+
+
+def test_compute_bound_problem_uses_the_rate_its_precision_permits(ceilings_dir: Path) -> None:
+    gemm = _problem(flops=200e9, min_bytes=250e6)  # 200 GFLOP, 250 MB
+    # TF32 allowed: 200e9 / 400e12 = 0.5 ms > 250e6 / 4e12 = 0.0625 ms
+    assert t_sol_ms_for(gemm, "fakegpu", ceilings_dir=ceilings_dir) == pytest.approx(0.5)
+    assert t_sol_ms_for(gemm, "fakegpu", tf32_allowed=False, ceilings_dir=ceilings_dir) == pytest.approx(4.0)
+    half = _problem(flops=200e9, min_bytes=125e6, dtype="bfloat16")
+    assert t_sol_ms_for(half, "fakegpu", ceilings_dir=ceilings_dir) == pytest.approx(0.25)
+
+
+def test_memory_bound_problem_is_limited_by_bandwidth(ceilings_dir: Path) -> None:
+    relu = _problem(flops=1e9, min_bytes=8e9)  # 8 GB through 4 TB/s = 2 ms; 1 GFLOP is nothing
+    assert t_sol_ms_for(relu, "fakegpu", tf32_allowed=False, ceilings_dir=ceilings_dir) == pytest.approx(2.0)
+
+
+def test_roofline_record_fields(ceilings_dir: Path) -> None:
+    relu = _problem(flops=0.0, min_bytes=8e9)
+    r = roofline_for(relu, "fakegpu", candidate_ms=4.0, baseline_ms=6.0, ceilings_dir=ceilings_dir)
+    assert r is not None
+    assert r.t_sol_ms == pytest.approx(2.0)
+    assert r.fraction_of_roofline == pytest.approx(0.5)
+    # S = 1 / (1 + (4 - 2) / (6 - 2)) = 2/3
+    assert r.sol_score == pytest.approx(2 / 3)
+    assert r.ceilings_date == "2026-01-02"
+    assert r.flops == 0.0 and r.min_bytes == 8e9
+
+
+def test_sol_score_anchors() -> None:
+    assert sol_score(candidate_ms=1.0, baseline_ms=3.0, t_sol=1.0) == pytest.approx(1.0)  # at the floor
+    assert sol_score(candidate_ms=3.0, baseline_ms=3.0, t_sol=1.0) == pytest.approx(0.5)  # as fast as the baseline
+    assert sol_score(candidate_ms=101.0, baseline_ms=3.0, t_sol=1.0) == pytest.approx(1 / 51)
+    assert sol_score(candidate_ms=1.0, baseline_ms=0.9, t_sol=1.0) is None  # baseline below the floor: undefined
+
+
+def test_no_ceilings_means_no_roofline(tmp_path: Path) -> None:
+    gemm = _problem(flops=1e9, min_bytes=1e6)
+    assert load_ceilings("unmeasured", tmp_path) is None
+    assert roofline_for(gemm, "unmeasured", 1.0, 2.0, ceilings_dir=tmp_path) is None
+    assert t_sol_ms_for(gemm, "unmeasured", ceilings_dir=tmp_path) is None
+
+
+def test_problem_without_counts_has_no_roofline(ceilings_dir: Path) -> None:
+    unknown = _problem(flops=None, min_bytes=None)
+    assert roofline_for(unknown, "fakegpu", 1.0, 2.0, ceilings_dir=ceilings_dir) is None
+
+
+def test_failed_candidate_keeps_the_floor_but_no_score(ceilings_dir: Path) -> None:
+    gemm = _problem(flops=200e9, min_bytes=250e6)
+    r = roofline_for(gemm, "fakegpu", candidate_ms=None, baseline_ms=3.0, ceilings_dir=ceilings_dir)
+    assert r is not None and r.t_sol_ms == pytest.approx(0.5)
+    assert r.fraction_of_roofline is None and r.sol_score is None
