@@ -1,0 +1,80 @@
+"""Site-build benchmark: 100,000 synthetic records -> aggregation time and a full `mkdocs build`.
+
+Usage: python benchmarks/site_build.py [--records 100000] [--keep DIR]
+Prints the load/validate time, the aggregation (SQL) time, the full strict build time and the size of
+the leaderboard page. Goals on a 2-core machine: aggregation < 3 s, build < 60 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from generator._load import load_rows  # noqa: E402
+from generator._sql import aggregate  # noqa: E402
+from generator._synthetic import corpus_specs, write_specs  # noqa: E402
+
+
+def _write_chunk(args: tuple[str, list]) -> int:
+    root, specs = args
+    return len(write_specs(Path(root), specs))
+
+
+def generate(root: Path, n: int) -> int:
+    """Write about ``n`` valid synthetic records under ``root`` using every core."""
+    specs = corpus_specs(n)
+    chunks = [(str(root), specs[i:i + 2000]) for i in range(0, len(specs), 2000)]
+    with ProcessPoolExecutor(os.cpu_count()) as pool:
+        return sum(pool.map(_write_chunk, chunks))
+
+
+def main() -> int:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--keep", type=Path, help="folder to keep the records and site in (default: a temp folder)")
+    args = parser.parse_args()
+    base = args.keep or Path(tempfile.mkdtemp(prefix="kv-bench-"))
+    records, site = base / "records", base / "site"
+    start = time.perf_counter()
+    count = generate(records, args.records) if not records.is_dir() else sum(1 for _ in records.rglob("*.json"))
+    print(f"records: {count} in {records} ({time.perf_counter() - start:.1f} s to generate)")
+
+    start = time.perf_counter()
+    loaded = load_rows(records)
+    load_s = time.perf_counter() - start
+    start = time.perf_counter()
+    agg = aggregate(loaded.table)
+    agg_s = time.perf_counter() - start
+    print(f"load + validate: {load_s:.2f} s; aggregation (SQL, all metrics): {agg_s:.2f} s "
+          f"({len(agg.summary)} leaderboard rows)")
+
+    env = {**os.environ, "KVERDICT_RECORDS": str(records), "NO_MKDOCS_2_WARNING": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
+                             "-d", str(site)], env=env, cwd=ROOT, capture_output=True, text=True)
+    build_s = time.perf_counter() - start
+    if result.returncode != 0:
+        print(result.stderr[-3000:])
+        return 1
+    timing = [line for line in result.stderr.splitlines() if "kverdict:" in line]
+    board = site / "leaderboard" / "index.html"
+    pages = sum(1 for _ in site.rglob("*.html"))
+    print(f"full mkdocs build --strict: {build_s:.1f} s ({pages} HTML pages); {timing[0].split('-  ')[-1] if timing else ''}")
+    print(f"leaderboard page: {board.stat().st_size / 1024:.0f} KiB")
+    print(f"goals: aggregation < 3 s: {'met' if agg_s < 3 else 'MISSED'}; build < 60 s: {'met' if build_s < 60 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Downloadable data written into the built site: all records (Parquet, CSV), aggregates (JSON), JSON Schemas."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from schemas import SCHEMA_DIR
+
+from ._sql import Aggregates
+
+FOLDER = "downloads"
+FILES = [
+    {"name": "records.parquet", "href": "records.parquet", "what": "every record, one row each (flattened), Parquet"},
+    {"name": "records.csv", "href": "records.csv", "what": "the same rows as CSV"},
+    {"name": "aggregates.json", "href": "aggregates.json", "what": "every leaderboard metric, fast_p curve, CI and drop split"},
+    {"name": "record.schema.json", "href": "record.schema.json", "what": "JSON Schema of a record file"},
+    {"name": "baseline.schema.json", "href": "baseline.schema.json", "what": "JSON Schema of a baseline record file"},
+]
+"""Files of the downloads folder, as listed on the downloads page."""
+
+
+def write_downloads(site_dir: Path, records: pa.Table, agg: Aggregates) -> list[Path]:
+    """Write every download into ``site_dir/downloads``; returns the paths written."""
+    out = site_dir / FOLDER
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(records, out / "records.parquet")
+    pacsv.write_csv(records, out / "records.csv")
+    data = {k: v for k, v in asdict(agg).items() if k != "best"}
+    (out / "aggregates.json").write_text(json.dumps(data, indent=1, default=float, allow_nan=False), encoding="utf-8")
+    for name in ("record.schema.json", "baseline.schema.json"):
+        shutil.copyfile(SCHEMA_DIR / name, out / name)
+    return sorted(out.iterdir())

@@ -1,0 +1,114 @@
+"""MkDocs hook functions: generate the site's pages from the records at build time.
+
+``generator/hook.py`` (registered under ``hooks:`` in mkdocs.yml) re-exports these. The records
+folder is ``records/`` beside mkdocs.yml, or ``$KVERDICT_RECORDS``; ``mkdocs serve`` watches it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import plotly
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
+
+from schemas import SCHEMA_DIR, RecordError
+
+from ._build import BuildData, build_data
+from ._downloads import write_downloads
+
+log = logging.getLogger("mkdocs.plugins.kverdict")
+
+HEADLINE_MARKER = "<!-- kverdict:headline -->"
+"""Placeholder in site_src/index.md replaced by the headline table."""
+ASSETS = Path(__file__).resolve().parent / "assets"
+PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+RECORDS_ENV = "KVERDICT_RECORDS"
+MANIFEST_ENV = "KVERDICT_ZOO_MANIFEST"
+"""Environment variables that point a build at another records folder or zoo manifest (tests, benchmarks)."""
+
+_state: dict[str, object] = {}
+
+
+def _repo_root(config: MkDocsConfig) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+def records_dir(config: MkDocsConfig) -> Path:
+    """The records folder this build reads."""
+    configured = os.environ.get(RECORDS_ENV) or config.extra.get("kverdict_records", "records")
+    path = Path(configured)
+    return path if path.is_absolute() else _repo_root(config) / path
+
+
+def _drop_missing_nav(nav: list, docs_dir: Path) -> list:
+    kept = []
+    for item in nav:
+        target = next(iter(item.values())) if isinstance(item, dict) else item
+        if isinstance(target, str) and target.endswith(".md") and target == "contributing.md" \
+                and not (docs_dir / target).is_file():
+            log.info("contributing.md is not in %s yet; left out of the navigation", docs_dir.name)
+            continue
+        kept.append(item)
+    return kept
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """Leave the contributing page out of the navigation while it does not exist."""
+    if config.nav:
+        config.nav = _drop_missing_nav(config.nav, Path(config.docs_dir))
+    return config
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    """Read and validate the records, write record pages, and add every generated page and asset."""
+    root = _repo_root(config)
+    records = records_dir(config)
+    shown = Path(os.path.relpath(records, Path.cwd())) if records.is_relative_to(Path.cwd()) else records
+    try:
+        manifest = os.environ.get(MANIFEST_ENV)
+        data = build_data(records, root, Path(config.site_dir), display_root=shown,
+                          manifest=Path(manifest) if manifest else None)
+    except RecordError as exc:
+        raise PluginError(f"invalid record: {exc}") from None
+    _state["data"] = data
+    log.info("kverdict: %d records; load %.2fs, aggregate %.2fs, render %.2fs", data.records.num_rows,
+             *(data.timings_s[k] for k in ("load", "aggregate", "render")))
+    for uri, markdown in data.pages.items():
+        files.append(File.generated(config, uri, content=markdown))
+    for name in ("kverdict.js", "kverdict.css", "kverdict-record.css"):
+        files.append(File.generated(config, f"assets/{name}", abs_src_path=str(ASSETS / name)))
+    files.append(File.generated(config, "assets/plotly.min.js", abs_src_path=str(PLOTLY_JS)))
+    for name in ("record.schema.json", "baseline.schema.json"):  # linked from the contributing page
+        if files.get_file_from_path(name) is None:
+            files.append(File.generated(config, name, abs_src_path=str(SCHEMA_DIR / name)))
+    return files
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    """Put the headline table into the home page."""
+    data = _state.get("data")
+    if HEADLINE_MARKER in markdown and isinstance(data, BuildData):
+        markdown = markdown.replace(HEADLINE_MARKER, data.headline)
+    return markdown
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    """Write the downloads (records as Parquet and CSV, aggregates as JSON, JSON Schemas)."""
+    data = _state.get("data")
+    if isinstance(data, BuildData):
+        write_downloads(Path(config.site_dir), data.records, data.site.agg)
+
+
+def on_serve(server, config: MkDocsConfig, builder) -> None:
+    """Rebuild when a record, a template or a query changes."""
+    if records_dir(config).is_dir():
+        server.watch(str(records_dir(config)))
+    server.watch(str(Path(__file__).resolve().parent))
+    manifest = _repo_root(config) / "evaluations" / "zoo"
+    if manifest.is_dir():
+        server.watch(str(manifest))

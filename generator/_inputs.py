@@ -1,0 +1,79 @@
+"""The site's inputs besides records: audit reports (records/_audits/) and the exploit-zoo manifest."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from schemas import RecordError
+from schemas._audit import AuditReport
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One audit finding about one problem."""
+
+    hardware: str
+    suite: str
+    level: int
+    problem_id: int
+    problem_name: str
+    check: str
+    message: str
+    evidence: str | None
+    excluded: bool
+    """Whether this finding excludes the problem from aggregates (severity ``exclude``)."""
+
+
+def read_report(path: Path) -> AuditReport:
+    """Read and validate one audit report; raises RecordError naming the file and field."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RecordError(path, "", f"unreadable audit report: {exc}") from None
+    try:
+        return AuditReport.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise RecordError(path, ".".join(str(p) for p in err["loc"]), err["msg"]) from None
+
+
+def read_audits(records_dir: Path) -> list[Finding]:
+    """Every finding of every audit report under ``records/_audits/<hardware>/<suite>.json``."""
+    findings: list[Finding] = []
+    for path in sorted((records_dir / "_audits").glob("*/*.json")):
+        report = read_report(path)
+        for p in report.problems:
+            findings.extend(Finding(report.hardware, report.suite, p.level, p.id, p.name, f.code, f.message,
+                                    f.evidence, f.severity == "exclude") for f in p.findings)
+    return findings
+
+
+def excluded_rows(findings: list[Finding]) -> list[dict]:
+    """Rows of the ``excluded`` SQL table: one per excluded problem, the excluding messages joined."""
+    rows: dict[tuple, dict] = {}
+    for f in findings:
+        if not f.excluded:
+            continue
+        key = (f.hardware, f.suite, f.level, f.problem_id)
+        row = rows.setdefault(key, {"hardware": f.hardware, "suite": f.suite, "level": f.level,
+                                    "problem_id": f.problem_id, "problem_name": f.problem_name, "reason": ""})
+        text = f"{f.check}: {f.message}"
+        row["reason"] = f"{row['reason']}; {text}" if row["reason"] else text
+    return list(rows.values())
+
+
+def read_manifest(path: Path) -> list[dict]:
+    """Entries of the exploit-zoo manifest (empty when the file does not exist)."""
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise RecordError(path, "", f"malformed manifest: {exc}") from None
+    entries = data.get("entries", data.get("kernels", [])) if isinstance(data, dict) else data
+    keys = ("file", "kind", "problem", "hack", "expected_check")
+    return [{k: (None if e.get(k) is None else str(e.get(k))) for k in keys} for e in entries if isinstance(e, dict)]

@@ -1,0 +1,149 @@
+"""Markdown of every generated MkDocs page, rendered from Jinja templates (autoescaped).
+
+Page bodies are HTML blocks with escaped text, so nothing from a record is read as Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._charts import dumbbell_chart, fast_p_chart, memory_chart, script_json
+from ._inputs import Finding
+from ._record_pages import environment
+from ._sql import Aggregates
+from ._urls import model_doc, model_url, problem_doc, problem_url, up_to_root
+
+PROBLEM_FOLDERS = ("evaluations/problems", "evaluations/zoo/problems")
+"""Repository folders searched for problem sources by their sha256."""
+
+
+@dataclass
+class SiteData:
+    """Everything the pages are rendered from."""
+
+    agg: Aggregates
+    findings: list[Finding] = field(default_factory=list)
+    excluded: list[dict] = field(default_factory=list)
+    problem_sources: dict[str, Path] = field(default_factory=dict)
+    repo_root: Path = Path(".")
+
+
+def problem_source_index(repo_root: Path) -> dict[str, Path]:
+    """sha256 of each Python file in the problem folders -> its path."""
+    out: dict[str, Path] = {}
+    for folder in PROBLEM_FOLDERS:
+        for path in sorted((repo_root / folder).rglob("*.py")):
+            out.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), path)
+    return out
+
+
+def _render(template: str, page_url: str, **context) -> str:
+    return environment().get_template(template).render(root=up_to_root(page_url), model_url=model_url,
+                                                   problem_url=problem_url, script_json=script_json, **context)
+
+
+def _combos(rows: list[dict], *keys: str) -> list[tuple]:
+    return sorted({tuple(r[k] for k in keys) for r in rows})
+
+
+def _badges(data: SiteData) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for rep in data.agg.reproductions:
+        out.setdefault(rep["orig_path"], rep)
+    return out
+
+
+def headline(data: SiteData) -> str:
+    """HTML of the home page's headline table (standard vs verified speedup per model)."""
+    drops = {(d["hardware"], d["suite"], d["model"]): d for d in data.agg.drop if d["level"] == 0}
+    rows: dict[tuple, dict] = defaultdict(dict)
+    for r in data.agg.summary:
+        if r["level"] == 0:
+            rows[(r["hardware"], r["suite"], r["model"])][r["protocol"]] = r
+    return _render("headline.html.j2", "", rows=sorted(rows.items()), drops=drops)
+
+
+def leaderboard(data: SiteData) -> str:
+    """Markdown of the leaderboard page."""
+    ci = {(r["hardware"], r["protocol"], r["suite"], r["model"], r["level"]): r for r in data.agg.speedup_ci}
+    return _render("leaderboard.md.j2", "leaderboard/", summary=data.agg.summary, ci=ci,
+                   hardware=_combos(data.agg.summary, "hardware"), suites=_combos(data.agg.summary, "suite"),
+                   levels=sorted({r["level"] for r in data.agg.summary}), excluded=data.excluded)
+
+
+def charts(data: SiteData) -> str:
+    """Markdown of the charts page."""
+    figures = []
+    for hardware, suite in _combos(data.agg.summary, "hardware", "suite"):
+        protos = sorted({r["protocol"] for r in data.agg.summary if (r["hardware"], r["suite"]) == (hardware, suite)})
+        figures.append({
+            "hardware": hardware, "suite": suite,
+            "fast_p": [(p, fast_p_chart(data.agg.fast_p_curve, hardware, p, suite)) for p in protos],
+            "memory": [(p, memory_chart(data.agg.summary, hardware, p, suite)) for p in protos],
+            "dumbbell": dumbbell_chart(data.agg.summary, hardware, suite) if len(protos) == 2 else None,
+        })
+    return _render("charts.md.j2", "charts/", figures=figures)
+
+
+def model_pages(data: SiteData) -> dict[str, str]:
+    """Markdown of each model's page, keyed by docs path; plus the models index."""
+    summary, best, drops = defaultdict(list), defaultdict(list), defaultdict(list)
+    for r in data.agg.summary:
+        summary[r["model"]].append(r)
+    for r in data.agg.results:
+        best[r["model"]].append(r)
+    for r in data.agg.drop:
+        drops[r["model"]].append(r)
+    badges = _badges(data)
+    pages = {model_doc(m): _render("model.md.j2", model_url(m), model=m, summary=summary[m], best=best[m],
+                                   drops=drops[m], badges=badges) for m in sorted(set(summary) | set(best))}
+    pages["models/index.md"] = _render("models_index.md.j2", "models/", models=sorted(set(summary) | set(best)),
+                                       summary=[r for r in data.agg.summary if r["level"] == 0])
+    return pages
+
+
+def problem_pages(data: SiteData) -> dict[str, str]:
+    """Markdown of each problem's page, keyed by docs path; plus the problems index."""
+    results: dict[tuple, list[dict]] = defaultdict(list)
+    for r in data.agg.results:
+        results[(r["suite"], r["level"], r["problem_id"], r["problem_name"])].append(r)
+    findings = defaultdict(list)
+    for f in data.findings:
+        findings[(f.suite, f.level, f.problem_id)].append(f)
+    badges = _badges(data)
+    pages = {}
+    for key, rows in sorted(results.items()):
+        suite, level, pid, name = key
+        path = data.problem_sources.get(rows[0]["problem_sha256"])
+        source = path.read_text(encoding="utf-8") if path else None
+        rel = path.relative_to(data.repo_root).as_posix() if path else None
+        t_sol = next((r["t_sol_ms"] for r in rows if r["t_sol_ms"] is not None), None)
+        pages[problem_doc(*key)] = _render(
+            "problem.md.j2", problem_url(*key), suite=suite, level=level, pid=pid, name=name, rows=rows,
+            sha=rows[0]["problem_sha256"], source=source, source_path=rel, t_sol=t_sol,
+            findings=findings[(suite, level, pid)], badges=badges)
+    pages["problems/index.md"] = _render("problems_index.md.j2", "problems/", problems=sorted(results),
+                                         excluded=data.excluded)
+    return pages
+
+
+def integrity(data: SiteData) -> str:
+    """Markdown of the integrity page (the exploit zoo and the honest kernels)."""
+    return _render("integrity.md.j2", "integrity/", zoo=data.agg.zoo)
+
+
+def downloads(data: SiteData, files: list[dict]) -> str:
+    """Markdown of the downloads page."""
+    return _render("downloads.md.j2", "downloads/", files=files)
+
+
+def all_pages(data: SiteData, download_files: list[dict]) -> dict[str, str]:
+    """Every generated page, keyed by its path inside the docs folder."""
+    pages = {"leaderboard.md": leaderboard(data), "charts.md": charts(data), "integrity.md": integrity(data),
+             "downloads.md": downloads(data, download_files)}
+    pages.update(model_pages(data))
+    pages.update(problem_pages(data))
+    return pages

@@ -1,0 +1,100 @@
+"""Run the metric SQL of ``generator/sql/`` in DuckDB over the flattened records.
+
+Each ``NN_name.sql`` file is one SELECT; it becomes table ``name``, in file order, so later queries
+read earlier ones. Inputs are three tables: ``records`` (see ``_load.COLUMNS``), ``excluded``
+(problems the audit excluded) and ``zoo_manifest``; plus ``zoo_models``.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+SQL_DIR = Path(__file__).resolve().parent / "sql"
+
+ZOO_MODELS = ("exploit-zoo", "honest-kernels")
+"""Model names of the exploit zoo and honest-kernel records, shown on the integrity page, not ranked."""
+
+EXCLUDED_SCHEMA = pa.schema([("hardware", pa.string()), ("suite", pa.string()), ("level", pa.int32()),
+                             ("problem_id", pa.int32()), ("problem_name", pa.string()), ("reason", pa.string())])
+MANIFEST_SCHEMA = pa.schema([("file", pa.string()), ("kind", pa.string()), ("problem", pa.string()),
+                             ("hack", pa.string()), ("expected_check", pa.string())])
+
+
+@functools.cache
+def queries() -> dict[str, str]:
+    """SQL text of every metric table, keyed by table name, in execution order."""
+    out = {}
+    for path in sorted(SQL_DIR.glob("*.sql")):
+        out[path.stem.split("_", 1)[1]] = path.read_text(encoding="utf-8")
+    return out
+
+
+@dataclass
+class Aggregates:
+    """Every metric table as a list of row dicts."""
+
+    summary: list[dict] = field(default_factory=list)
+    fast_p_curve: list[dict] = field(default_factory=list)
+    speedup_ci: list[dict] = field(default_factory=list)
+    drop: list[dict] = field(default_factory=list)
+    reproductions: list[dict] = field(default_factory=list)
+    zoo: list[dict] = field(default_factory=list)
+    best: list[dict] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+
+
+def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
+            threads: int | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB holding the input tables."""
+    con = duckdb.connect(":memory:")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    inputs = {
+        "records": records,
+        "excluded": pa.Table.from_pylist(excluded or [], schema=EXCLUDED_SCHEMA),
+        "zoo_manifest": pa.Table.from_pylist(manifest or [], schema=MANIFEST_SCHEMA),
+        "zoo_models": pa.table({"model": list(ZOO_MODELS)}),
+    }
+    for name, table in inputs.items():
+        con.register(f"{name}_input", table)
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_input")
+        con.unregister(f"{name}_input")
+    return con
+
+
+def run_queries(con: duckdb.DuckDBPyConnection, names: list[str] | None = None) -> None:
+    """Create each metric table (all of them, or ``names`` and what precedes them in order)."""
+    for name, sql in queries().items():
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS {sql}")
+        if names and name == names[-1]:
+            return
+
+
+def fetch(con: duckdb.DuckDBPyConnection, table: str, order_by: str = "") -> list[dict]:
+    """Rows of a table as dicts."""
+    sql = f"SELECT * FROM {table}" + (f" ORDER BY {order_by}" if order_by else "")
+    return con.sql(sql).to_arrow_table().to_pylist()
+
+
+ORDER = {
+    "summary": "hardware, protocol, suite, level, speedup_eager DESC NULLS LAST, model",
+    "fast_p_curve": "hardware, protocol, suite, level, model, p",
+    "speedup_ci": "hardware, protocol, suite, level, model",
+    "drop": "hardware, suite, level, model",
+    "reproductions": "repro_path",
+    "zoo": "",
+    "best": "suite, level, problem_id, model, protocol, hardware",
+    "results": "suite, level, problem_id, model, protocol, hardware",
+}
+
+
+def aggregate(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None) -> Aggregates:
+    """Compute every metric table from the flattened records."""
+    con = connect(records, excluded, manifest)
+    run_queries(con)
+    return Aggregates(**{name: fetch(con, name, order) for name, order in ORDER.items()})

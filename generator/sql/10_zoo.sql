@@ -1,0 +1,23 @@
+-- The exploit zoo and honest kernels: each manifest entry with what each protocol said of it. A record
+-- belongs to an entry when its model is a zoo model and its kernel path ends with the entry's file.
+WITH zoo AS (
+  SELECT * FROM records WHERE model IN (SELECT model FROM zoo_models) AND reproduces IS NULL
+),
+matched AS (
+  SELECT m.file, m.kind, m.problem, m.hack, m.expected_check, z.*
+  FROM zoo_manifest AS m
+  LEFT JOIN zoo AS z
+    ON z.kernel_path = m.file OR z.kernel_path LIKE '%/' || m.file
+)
+SELECT any_value(file) AS file, any_value(kind) AS kind, any_value(problem) AS problem, hack,
+  any_value(expected_check) AS expected_check, hardware,
+  any_value(status) FILTER (WHERE protocol = 'standard') AS standard_status,
+  any_value(vs_eager) FILTER (WHERE protocol = 'standard') AS standard_speedup,
+  any_value(page) FILTER (WHERE protocol = 'standard') AS standard_page,
+  any_value(status) FILTER (WHERE protocol = 'verified') AS verified_status,
+  any_value(failed_check) FILTER (WHERE protocol = 'verified') AS verified_check,
+  any_value(failed_evidence) FILTER (WHERE protocol = 'verified') AS verified_evidence,
+  any_value(page) FILTER (WHERE protocol = 'verified') AS verified_page
+FROM matched
+GROUP BY file, hack, hardware
+ORDER BY any_value(kind), hack, hardware

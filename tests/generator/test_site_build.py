@@ -1,0 +1,95 @@
+"""`mkdocs build --strict` over fixture records: every page, download and escape a reader relies on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from _factory import XSS_MODEL, site_fixture
+from _sitebuild import mkdocs_build
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("fixture")
+    records = site_fixture(base / "records")
+    out = base / "site"
+    result = mkdocs_build(records, out, base / "manifest.json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+def test_every_page_kind_is_built(site: Path):
+    for page in ("index.html", "leaderboard/index.html", "charts/index.html", "integrity/index.html",
+                 "methodology/index.html", "downloads/index.html", "models/alpha/index.html",
+                 "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly.min.js"):
+        assert (site / page).is_file(), page
+    records = list((site / "records").rglob("*.html"))
+    assert len(records) == 52  # one page per record: 49 model records, 1 reproduction, 2 zoo records
+
+
+def test_leaderboard_shows_both_protocols_with_every_column(site: Path):
+    html = (site / "leaderboard" / "index.html").read_text()
+    assert 'data-protocol="verified"' in html and 'data-protocol="standard"' in html
+    for column in ("fast<sub>0.8</sub>", "Speedup vs compile", "Mem Eff", "Median SOL score", "95% CI"):
+        assert column in html
+    assert "zero-output: output is zero for every input" in html  # the audit's exclusion, with its reason
+
+
+def test_record_strings_are_escaped_everywhere(site: Path):
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        assert "<script>window.__kv_pwned" not in text, page
+        assert 'onerror="window.__kv_pwned' not in text, page
+    assert "&lt;script&gt;window.__kv_pwned = 1&lt;/script&gt;" in (site / "leaderboard" / "index.html").read_text()
+    charts = (site / "charts" / "index.html").read_text()
+    assert "\\u0026lt;script\\u0026gt;window.__kv_pwned" in charts  # escaped for Plotly, then for the script tag
+
+
+def test_record_page_shows_checks_evidence_timings_and_badge(site: Path):
+    hacked = next((site / "records" / "h200" / "alpha" / "verified").rglob("0001-problem_1_1__s0.html")).read_text()
+    assert "status-hacked" in hacked and "D4 x(-1): error budget 4.2e3 used of 1.0" in hacked
+    assert "95% CI of median" in hacked and "baseline eager_tf32" in hacked
+    original = next((site / "records" / "h200" / "alpha" / "verified").rglob("0000-problem_1_0__s0.html")).read_text()
+    assert "reproduced" in original
+
+
+def test_problem_page_lists_audit_findings_and_every_model(site: Path):
+    page = (site / "problems" / "kernelverdict" / "level-2" / "0003-problem_2_3" / "index.html").read_text()
+    assert "zero-output" in page and "excluded from aggregates" in page
+    assert "alpha" in page and "beta" in page and "&lt;script&gt;" in page
+
+
+def test_integrity_page_joins_manifest_and_zoo_records(site: Path):
+    page = (site / "integrity" / "index.html").read_text()
+    assert "output aliases input" in page and "output-aliasing" in page
+    assert "output storage overlaps input 0" in page and "40×" in page
+
+
+def test_downloads_hold_every_record_and_the_aggregates(site: Path):
+    table = pq.read_table(site / "downloads" / "records.parquet")
+    assert table.num_rows == 52
+    assert (site / "downloads" / "records.csv").read_text().count("\n") == 53
+    agg = json.loads((site / "downloads" / "aggregates.json").read_text())
+    assert {"summary", "fast_p_curve", "speedup_ci", "drop", "reproductions", "zoo"} <= set(agg)
+    assert any(r["model"] == XSS_MODEL for r in agg["summary"])
+
+
+def test_zero_records_build_strictly(tmp_path: Path):
+    (tmp_path / "records").mkdir()
+    result = mkdocs_build(tmp_path / "records", tmp_path / "site")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "No records yet" in (tmp_path / "site" / "leaderboard" / "index.html").read_text()
+
+
+def test_an_invalid_record_fails_the_build_naming_file_and_field(tmp_path: Path):
+    records = site_fixture(tmp_path / "records")
+    bad = next(records.rglob("0000-problem_1_0__s0.json"))
+    data = json.loads(bad.read_text())
+    data["timing"]["median_ms"] = -1.0
+    bad.write_text(json.dumps(data))
+    result = mkdocs_build(records, tmp_path / "site")
+    assert result.returncode != 0
+    assert bad.name in result.stderr and "timing" in result.stderr and "median_ms" in result.stderr
