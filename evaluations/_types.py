@@ -49,6 +49,8 @@ class Problem:
     source: str
     origin: Origin
     meta: ProblemMeta = field(default_factory=ProblemMeta)
+    file_name: str | None = None
+    """File name the problem was loaded from (``19_ReLU.py``); candidates in a folder match it."""
 
     @property
     def sha256(self) -> str:

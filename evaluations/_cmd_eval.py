@@ -1,0 +1,160 @@
+"""``kverdict eval``: evaluate candidate kernels and write one record per candidate and protocol."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .cli import UserError
+
+PROTOCOL_CHOICES = ("standard", "verified", "both")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``eval`` command."""
+    p = subparsers.add_parser(
+        "eval", help="evaluate candidate kernels and write records",
+        description="Evaluate candidate kernels against their problems, each in its own process, and write one "
+        "record per (model, sample, problem, protocol, hardware) under --out. Re-running the same command "
+        "skips records already written; exit status 0 means the run completed, whatever the candidates' statuses.")
+    p.add_argument("--problems", metavar="PATH", help="folder of KernelBench-format problems, a KernelBench "
+                   "checkout, or a JSON-lines bundle (optional when --candidates is a bundle)")
+    p.add_argument("--candidates", metavar="PATH", required=True, help="folder of candidates (NAME.py or "
+                   "NAME__LABEL.py solves problem NAME.py) or a JSON-lines bundle of problems and kernels")
+    p.add_argument("--model", metavar="NAME", help="model that wrote the candidates (a known bundle has a default)")
+    p.add_argument("--provider", metavar="TEXT", help="who released the model, or the dataset's source")
+    p.add_argument("--protocol", choices=PROTOCOL_CHOICES, default="standard", help="protocol(s) to run (default: standard)")
+    p.add_argument("--out", metavar="DIR", default="records", help="records folder (default: records)")
+    p.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="where to run (default: auto)")
+    p.add_argument("--timeout", metavar="S", type=float, default=300.0, help="deadline per candidate or baseline, seconds (default: 300)")
+    p.add_argument("--jobs", metavar="N", type=int, default=os.cpu_count() or 1,
+                   help="parallel extension builds before timing (default: CPU count)")
+    p.add_argument("--only", metavar="PATTERN", help="evaluate only problems whose name, file name or key "
+                   "(suite/level/id) matches this shell pattern")
+    p.add_argument("--suite", metavar="NAME", help="suite name for a folder of problems (default: its meta.json or folder name)")
+    p.add_argument("--build-dir", metavar="DIR", default=".kv-cache/build", help="extension build cache and worker logs (default: .kv-cache/build)")
+    p.add_argument("--build-timeout", metavar="S", type=float, default=900.0, help="deadline of one candidate's extension build, seconds (default: 900)")
+    p.add_argument("--source-url", metavar="URL", help="public repository of a bundle (overrides the known-bundle table)")
+    p.add_argument("--source-commit", metavar="SHA", help="commit of --source-url holding the bundle")
+    p.add_argument("--source-path", metavar="PATH", help="path of the bundle inside --source-url")
+    p.add_argument("--trials", metavar="N", type=int, help="fewer correctness trials than the protocol's (recorded in each record)")
+    p.add_argument("--warmup-calls", metavar="N", type=int, help="override the protocol's warm-up calls (recorded in each record)")
+    p.add_argument("--timed-calls", metavar="N", type=int, help="override the protocol's timed calls (recorded in each record)")
+    p.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+    p.set_defaults(func=run_command)
+
+
+def _options(args: argparse.Namespace) -> dict[str, int]:
+    options = {}
+    for key in ("trials", "warmup_calls", "timed_calls"):
+        value = getattr(args, key)
+        if value is not None:
+            if value < (1 if key != "warmup_calls" else 0):
+                raise UserError(f"--{key.replace('_', '-')} must be positive, got {value}")
+            options[key] = value
+    return options
+
+
+def _matches(pattern: str, problem: Any) -> bool:
+    names = (problem.name, problem.file_name or "", problem.key)
+    return any(fnmatch.fnmatchcase(n, pattern) for n in names)
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Turn SIGTERM into KeyboardInterrupt so a killed run stops its worker and keeps finished records."""
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Load inputs, run the evaluation, print the summary."""
+    from ._loaders import Loaded, LoadError, SourceOverride, load_inputs
+    from .protocols import ProtocolUnavailable, get_protocol
+
+    protocols = ("standard", "verified") if args.protocol == "both" else (args.protocol,)
+    try:
+        for name in protocols:
+            get_protocol(name)
+    except ProtocolUnavailable as exc:
+        raise UserError(str(exc)) from None
+    if args.timeout <= 0 or args.jobs < 1:
+        raise UserError("--timeout and --jobs must be positive")
+    if args.source_url and not args.source_commit:
+        raise UserError("--source-url needs --source-commit")
+    if args.candidates and not Path(args.candidates).exists():
+        raise UserError(f"{args.candidates}: no such file or folder")
+    override = SourceOverride(url=args.source_url, commit=args.source_commit, path=args.source_path)
+    try:
+        loaded = load_inputs(args.problems, args.candidates, model=args.model, provider=args.provider,
+                             suite=args.suite, override=override)
+    except LoadError as exc:
+        raise UserError(str(exc)) from None
+    if args.only:
+        keep = {p.key for p in loaded.problems if _matches(args.only, p)}
+        loaded = Loaded([p for p in loaded.problems if p.key in keep],
+                        [c for c in loaded.candidates if c.problem_key in keep])
+        if not loaded.candidates:
+            raise UserError(f"--only {args.only!r} matches no problem with a candidate")
+    return _evaluate(args, loaded, protocols, _options(args))
+
+
+def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], options: dict[str, int]) -> int:
+    from ._env import capture_environment, resolve_device
+    from ._runner import RunConfig, run
+
+    try:
+        device = resolve_device(args.device)
+    except RuntimeError as exc:
+        raise UserError(str(exc)) from None
+    config = RunConfig(out_dir=Path(args.out), protocols=protocols, device=device, timeout_s=args.timeout,
+                       jobs=args.jobs, build_dir=Path(args.build_dir), build_timeout_s=args.build_timeout,
+                       options=options, progress=not args.no_progress)
+    with _sigterm_interrupts():
+        summary = run(loaded, config, capture_environment(device))
+    print_summary(summary, protocols)
+    return 0
+
+
+def print_summary(summary: Any, protocols: tuple[str, ...]) -> None:
+    """A table of status counts and the geometric-mean speedup of correct candidates, per protocol."""
+    from schemas import STATUSES
+
+    rows = []
+    for name in protocols:
+        counts = summary.status_counts(name)
+        geomean = summary.geomean_speedup(name)
+        rows.append([name, *(str(counts.get(s, 0)) for s in STATUSES), f"{geomean:.3f}x" if geomean else "-"])
+    header = ["protocol", *STATUSES, "geomean speedup (correct)"]
+    lines = [f"{len(summary.written)} records written, {len(summary.skipped)} already finished (skipped)"]
+    lines += [f"reference failed, candidates not evaluated: {key}: {reason}"
+              for key, reason in sorted(summary.reference_failures.items())]
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        for row in [header, *rows]:
+            print("  ".join(f"{cell:>13}" for cell in row))
+        print("\n".join(lines))
+        return
+    table = Table(title="kverdict eval")
+    for index, column in enumerate(header):
+        table.add_column(column, justify="left" if index == 0 else "right")
+    for row in rows:
+        table.add_row(*row)
+    console = Console()
+    console.print(table)
+    for line in lines:
+        console.print(line, markup=False, highlight=False)

@@ -1,0 +1,193 @@
+"""Run one function in a fresh spawned process with a deadline and captured, size-capped output.
+
+A candidate may segfault, hang, call ``os._exit``, corrupt the CUDA context or print without end;
+none of that may reach the runner. The child's stdout and stderr are redirected at the file
+descriptor level (so C++ and CUDA output is caught too) into a log file whose size the parent
+watches; the child runs in its own process group so its own children die with it.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import importlib
+import multiprocessing as mp
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+GRACE_S = 5.0
+"""Seconds between SIGTERM and SIGKILL when a child must be stopped."""
+POLL_S = 0.05
+"""How often the parent checks the child's liveness, deadline and output size."""
+MAX_OUTPUT_BYTES = 8 * 1024 * 1024
+"""A child that writes more than this to stdout/stderr is killed (an output flood)."""
+TAIL_BYTES = 3000
+"""How much of the end of the child's output is kept for the record's ``error``."""
+PARENT_WATCH_S = 1.0
+"""How often a child checks that its parent is still alive (it exits when orphaned)."""
+
+FailureKind = Literal["timeout", "signal", "exit", "output_flood", "exception", "cancelled"]
+"""Why no value came back: deadline passed, killed by a signal, exited early, too much output, raised, or the run stopped."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why an isolated call produced no value."""
+
+    kind: FailureKind
+    message: str
+    """One line, e.g. ``killed by signal SIGSEGV`` or ``RuntimeError: CUDA error: ...``."""
+    exception_type: str | None = None
+    """Qualified type name of the exception, for ``kind == "exception"``."""
+    traceback: str | None = None
+    """Formatted traceback of the exception, for ``kind == "exception"``."""
+
+
+@dataclass(frozen=True)
+class IsolatedResult:
+    """What came back from a child: its return value or a failure, plus the tail of its output."""
+
+    value: Any
+    failure: Failure | None
+    output_tail: str
+    wall_s: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether the function returned a value."""
+        return self.failure is None
+
+
+def _watch_parent(parent_pid: int) -> None:
+    def loop() -> None:
+        while True:
+            time.sleep(PARENT_WATCH_S)
+            if os.getppid() != parent_pid:
+                os._exit(70)  # orphaned: the runner is gone, nobody will read the result
+
+    threading.Thread(target=loop, name="kverdict-parent-watch", daemon=True).start()
+
+
+def _child_main(target: str, payload: Any, log_path: str, conn: Any, parent_pid: int) -> None:
+    os.setpgrp()
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    faulthandler.enable(file=sys.stderr)
+    _watch_parent(parent_pid)
+    module_name, func_name = target.split(":")
+    try:
+        value = getattr(importlib.import_module(module_name), func_name)(payload)
+        message: tuple[Any, ...] = ("ok", value)
+    except BaseException as exc:  # noqa: B036 - every escape must be reported, SystemExit included
+        message = ("raised", type(exc).__qualname__, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+    try:
+        conn.send(message)
+    except Exception as exc:  # an unpicklable value
+        conn.send(("raised", type(exc).__qualname__, f"result could not be sent: {exc}", traceback.format_exc()))
+    conn.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # skip interpreter teardown: candidate atexit hooks must not change the result
+
+
+def _stop(proc: Any) -> None:
+    """SIGTERM the child's process group, then SIGKILL it after ``GRACE_S``."""
+    for sig, wait in ((signal.SIGTERM, GRACE_S), (signal.SIGKILL, GRACE_S)):
+        if not proc.is_alive():
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            proc.kill() if sig == signal.SIGKILL else proc.terminate()
+        proc.join(wait)
+    try:  # grandchildren (compilers, helpers) of a child that already exited
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _tail(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def _exit_failure(exitcode: int | None) -> Failure:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return Failure("signal", f"worker killed by signal {name}")
+    return Failure("exit", f"worker exited with code {exitcode} before returning a result")
+
+
+def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str | os.PathLike[str],
+                 max_output_bytes: int = MAX_OUTPUT_BYTES, cancel: threading.Event | None = None) -> IsolatedResult:
+    """Call ``module:function`` with ``payload`` in a fresh spawned process; never raises for child failures.
+
+    ``cancel``, when set by another thread, stops the child early (a run being interrupted).
+    """
+    log = Path(log_path)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_bytes(b"")
+    ctx = mp.get_context("spawn")
+    reader, writer = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_main, args=(target, payload, str(log), writer, os.getpid()),
+                       name="kverdict-worker")
+    start = time.monotonic()
+    proc.start()
+    writer.close()
+    message: tuple[Any, ...] | None = None
+    failure: Failure | None = None
+    pipe_open = True
+    try:
+        while True:
+            if pipe_open:
+                try:
+                    if reader.poll(POLL_S):
+                        message = reader.recv()
+                        pipe_open = False
+                except (EOFError, OSError):
+                    pipe_open = False
+            else:
+                proc.join(POLL_S)
+            if not proc.is_alive() and not pipe_open:
+                break
+            if message is not None:
+                proc.join(GRACE_S)  # the child exits right after sending
+                break
+            if log.stat().st_size > max_output_bytes:
+                failure = Failure("output_flood", f"worker wrote more than {max_output_bytes} bytes of output and was killed")
+                break
+            if cancel is not None and cancel.is_set():
+                failure = Failure("cancelled", "the run was interrupted")
+                break
+            if time.monotonic() - start > timeout_s:
+                failure = Failure("timeout", f"worker exceeded its {timeout_s:g} s deadline and was killed")
+                break
+    finally:
+        _stop(proc)
+        reader.close()
+    wall = time.monotonic() - start
+    tail = _tail(log)
+    if failure is None and message is None:
+        failure = _exit_failure(proc.exitcode)
+    if failure is None and message is not None and message[0] == "raised":
+        failure = Failure("exception", message[2], exception_type=message[1], traceback=message[3])
+    value = message[1] if failure is None and message is not None else None
+    return IsolatedResult(value=value, failure=failure, output_tail=tail, wall_s=wall)

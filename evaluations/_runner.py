@@ -1,0 +1,366 @@
+"""The evaluation run: prebuild extensions, measure or reuse baselines, evaluate candidates, write records.
+
+Every candidate and every baseline runs in its own spawned process (``_isolation``); records are
+written atomically the moment they are finished, so an interrupted run keeps all of them, and a
+re-run of the same command skips records already written for the same kernel and protocol version.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import schemas
+from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, Record
+
+from . import _extensions
+from ._isolation import IsolatedResult, run_isolated
+from ._loaders import Loaded
+from ._outcomes import BaselineOutcome, CandidateOutcome, statistic_ms
+from ._types import Candidate, Job, Problem
+
+MAX_ERROR_CHARS = 4000
+"""Length limit of a record's ``error`` (the schema's)."""
+DEFAULT_BUILD_TIMEOUT_S = 900.0
+"""Deadline of one candidate's extension build in the prebuild stage."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How to run: where records go, which protocols, device, deadlines, parallelism, knobs."""
+
+    out_dir: Path
+    protocols: tuple[str, ...]
+    device: str
+    timeout_s: float = 300.0
+    jobs: int = 1
+    build_dir: Path = Path(".kv-cache/build")
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
+    options: dict[str, Any] = field(default_factory=dict)
+    """Protocol knobs (``trials``, ``warmup_calls``, ``timed_calls``) recorded in the protocol info."""
+    progress: bool = True
+
+
+@dataclass
+class RunSummary:
+    """What a run did: records written, records skipped as already done, and every record's status."""
+
+    written: list[Path] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    reference_failures: dict[str, str] = field(default_factory=dict)
+    """Problem key -> why its reference could not be timed (its candidates get no record)."""
+
+    def status_counts(self, protocol: str) -> Counter[str]:
+        """How many records of ``protocol`` have each status."""
+        return Counter(r.status for r in self.records if r.protocol.name == protocol)
+
+    def geomean_speedup(self, protocol: str) -> float | None:
+        """Geometric mean of ``vs_eager`` over correct records of ``protocol``."""
+        values = [r.speedup.vs_eager for r in self.records
+                  if r.protocol.name == protocol and r.status == "correct" and r.speedup.vs_eager]
+        return math.exp(math.fsum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def effective_info(protocol: ModuleType, options: dict[str, Any]) -> ProtocolInfo:
+    """The protocol's info with the counts actually used (reduced counts are recorded, never hidden)."""
+    info: ProtocolInfo = protocol.INFO
+    timing = info.timing.model_copy(update={k: int(options[k]) for k in ("warmup_calls", "timed_calls") if k in options})
+    seeds = info.seeds[: int(options["trials"])] if "trials" in options else info.seeds
+    return info.model_copy(update={"timing": timing, "seeds": seeds})
+
+
+def problem_ref(problem: Problem) -> schemas.ProblemRef:
+    """The record's reference to a problem."""
+    return schemas.ProblemRef(suite=problem.suite, level=problem.level, id=problem.id, name=problem.name,
+                              source_sha256=problem.sha256)
+
+
+def record_path(out_dir: Path, env: Environment, info: ProtocolInfo, problem: Problem, candidate: Candidate) -> Path:
+    """Where the record of ``candidate`` under ``info`` goes (``schemas.record_relpath``'s layout)."""
+    stub = Record.model_construct(
+        model=schemas.ModelInfo.model_construct(name=candidate.model, sample=candidate.sample),
+        problem=problem_ref(problem), environment=env, protocol=info, reproduces=None)
+    return out_dir / schemas.record_relpath(stub)
+
+
+def baseline_path(out_dir: Path, env: Environment, info: ProtocolInfo, problem: Problem, kind: str) -> Path:
+    """Where a baseline record goes (``schemas.baseline_relpath``'s layout)."""
+    stub = BaselineRecord.model_construct(problem=problem_ref(problem), protocol=info, kind=kind, environment=env)
+    return out_dir / schemas.baseline_relpath(stub)
+
+
+def _finished(path: Path, candidate: Candidate, info: ProtocolInfo) -> Record | None:
+    if not path.is_file():
+        return None
+    try:
+        existing = schemas.load_record(path)
+    except schemas.RecordError:
+        return None
+    if isinstance(existing, Record) and existing.kernel.sha256 == candidate.sha256 \
+            and existing.protocol.version == info.version and existing.protocol.timing == info.timing:
+        return existing
+    return None
+
+
+def _error_text(message: str | None, tail: str) -> str | None:
+    parts = [p.strip() for p in (message, tail) if p and p.strip()]
+    if not parts:
+        return None
+    text = parts[0] if len(parts) == 1 or parts[1] in parts[0] else f"{parts[0]}\n--- output ---\n{parts[1]}"
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS // 2 - 5] + "\n...\n" + text[-MAX_ERROR_CHARS // 2 + 5:]
+
+
+def failed_outcome(result: IsolatedResult, *, building: bool = False) -> CandidateOutcome:
+    """The outcome of a worker that returned nothing: classified by how it ended, not by its text."""
+    assert result.failure is not None
+    failure = result.failure
+    if failure.kind == "timeout":
+        status = "timeout"
+    elif failure.kind == "exception" and building:
+        status = "compile_error"
+    else:
+        status = "runtime_error"
+    message = failure.message if failure.traceback is None else failure.traceback
+    return CandidateOutcome(status=status, error=_error_text(message, result.output_tail))
+
+
+class Runner:
+    """One ``kverdict eval`` run over loaded problems and candidates."""
+
+    def __init__(self, loaded: Loaded, config: RunConfig, env: Environment) -> None:
+        from .protocols import get_protocol
+
+        self.config, self.env = config, env
+        self.problems = {p.key: p for p in loaded.problems}
+        self.candidates = [c for c in loaded.candidates if c.problem_key in self.problems]
+        self.protocols = {name: get_protocol(name) for name in config.protocols}
+        self.infos = {name: effective_info(m, config.options) for name, m in self.protocols.items()}
+        self.summary = RunSummary()
+        self.cancel = threading.Event()
+        self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
+        self._build_errors: dict[str, CandidateOutcome] = {}
+
+    def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None) -> Job:
+        return Job(problem=problem, protocol=protocol, device=self.config.device, candidate=candidate,
+                   baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=dict(self.config.options))
+
+    def _isolated(self, target: str, job: Job, tag: str, timeout_s: float) -> IsolatedResult:
+        log = self.config.build_dir / "logs" / f"{tag}.log"
+        return run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=self.cancel)
+
+    def pending(self) -> list[tuple[str, Candidate, Path]]:
+        """(protocol, candidate, record path) still to evaluate; finished ones go to the summary."""
+        todo = []
+        for name, info in self.infos.items():
+            for c in self.candidates:
+                path = record_path(self.config.out_dir, self.env, info, self.problems[c.problem_key], c)
+                done = _finished(path, c, info)
+                if done is not None:
+                    self.summary.skipped.append(path)
+                    self.summary.records.append(done)
+                else:
+                    todo.append((name, c, path))
+        return todo
+
+    def prebuild(self, todo: list[tuple[str, Candidate, Path]], advance: Any) -> None:
+        """Import every candidate that compiles an extension, in parallel, before anything is timed."""
+        unique = {c.sha256: (name, c) for name, c, _ in todo if _extensions.needs_build(c.source)}
+
+        def build(item: tuple[str, Candidate]) -> None:
+            name, c = item
+            job = self._job(name, self.problems[c.problem_key], c)
+            result = self._isolated("evaluations._worker:prebuild", job, f"build-{c.sha256[:16]}", self.config.build_timeout_s)
+            if not result.ok:
+                self._build_errors[c.sha256] = failed_outcome(result, building=True)
+            elif result.value.error is not None:
+                self._build_errors[c.sha256] = CandidateOutcome(status="compile_error",
+                                                                error=_error_text(result.value.error, result.output_tail))
+            advance()
+
+        with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
+            try:
+                list(pool.map(build, unique.values()))
+            except BaseException:
+                self.cancel.set()
+                raise
+
+    def baseline(self, protocol: str, problem: Problem, kind: str) -> BaselineRecord | None:
+        """The baseline record of (problem, protocol, kind) here: reused from disk, or measured now."""
+        key = (protocol, problem.key, kind)
+        if key in self._baselines:
+            return self._baselines[key]
+        info, module = self.infos[protocol], self.protocols[protocol]
+        path = baseline_path(self.config.out_dir, self.env, info, problem, kind)
+        record = self._reuse_baseline(path, problem, info)
+        if record is None:
+            job = self._job(protocol, problem, kind=kind)
+            result = self._isolated("evaluations._worker:run_job", job, f"baseline-{protocol}-{problem.sha256[:12]}-{kind}",
+                                    self.config.timeout_s)
+            if not result.ok:
+                reason = result.failure.message if result.failure else "no result"
+                self.summary.reference_failures[problem.key] = f"{kind} baseline: {reason}"
+                self._baselines[key] = None
+                return None
+            outcome: BaselineOutcome = result.value
+            peak = self._memory(module, job, f"mem-{protocol}-{problem.sha256[:12]}-{kind}")
+            record = BaselineRecord(problem=problem_ref(problem), protocol=info, kind=kind,
+                                    environment=self._stamped(), timing=outcome.timing,
+                                    peak_memory_bytes=peak if peak is not None else outcome.peak_memory_bytes)
+            schemas.write_record(path, record)
+        self._baselines[key] = record
+        return record
+
+    def _reuse_baseline(self, path: Path, problem: Problem, info: ProtocolInfo) -> BaselineRecord | None:
+        if not path.is_file():
+            return None
+        try:
+            existing = schemas.load_record(path)
+        except schemas.RecordError:
+            return None
+        same = (isinstance(existing, BaselineRecord) and existing.problem.source_sha256 == problem.sha256
+                and existing.protocol == info and existing.environment.torch == self.env.torch
+                and existing.environment.device_name == self.env.device_name)
+        return existing if same else None
+
+    def _memory(self, module: ModuleType, job: Job, tag: str) -> int | None:
+        if job.device != "cuda" or not hasattr(module, "measure_memory"):
+            return None
+        result = self._isolated("evaluations._worker:memory_job", job, tag, self.config.timeout_s)
+        return result.value if result.ok else None
+
+    def _stamped(self) -> Environment:
+        return self.env.model_copy(update={"timestamp": datetime.now(UTC)})
+
+    def evaluate(self, protocol: str, candidate: Candidate, path: Path) -> Record | None:
+        """Evaluate one candidate under one protocol and write its record; None if its reference failed."""
+        module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
+        baselines = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
+        if any(b is None for b in baselines.values()):
+            return None
+        job = self._job(protocol, problem, candidate)
+        outcome = self._build_errors.get(candidate.sha256)
+        if outcome is None:
+            result = self._isolated("evaluations._worker:run_job", job, f"eval-{protocol}-{candidate.sha256[:16]}",
+                                    self.config.timeout_s)
+            outcome = result.value if result.ok else failed_outcome(result)
+            if result.ok and outcome.error and result.output_tail.strip() and outcome.status != "incorrect":
+                outcome.error = _error_text(outcome.error, result.output_tail)
+        if outcome.status == "correct" and outcome.peak_memory_bytes is None:
+            outcome.peak_memory_bytes = self._memory(module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
+        record = assemble_record(self, protocol, problem, candidate, outcome, baselines)  # type: ignore[arg-type]
+        schemas.write_record(path, record)
+        return record
+
+
+def _kernel_source(candidate: Candidate) -> schemas.KernelSource:
+    o = candidate.origin
+    return schemas.KernelSource(sha256=candidate.sha256, language=_extensions.kernel_language(candidate.source),
+                                path=o.path, url=o.url, commit=o.commit, row=o.row)
+
+
+def _roofline(problem: Problem, hardware: str, candidate_ms: float, baseline_ms: float) -> schemas.Roofline | None:
+    try:
+        from ._roofline import roofline_for  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return roofline_for(problem, hardware, candidate_ms, baseline_ms)
+
+
+def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: Candidate,
+                    outcome: CandidateOutcome, baselines: dict[str, BaselineRecord]) -> Record:
+    """A schema record from a candidate outcome and the problem's baselines."""
+    module, info = runner.protocols[protocol], runner.infos[protocol]
+    stat = info.timing.statistic
+    timings = [BaselineTiming(kind=b.kind, timing=b.timing, peak_memory_bytes=b.peak_memory_bytes,
+                              baseline_id=baseline_path(Path(), runner.env, info, problem, b.kind).as_posix())
+               for b in baselines.values()]
+    speedups: dict[str, float] = {}
+    roofline = None
+    if outcome.status == "correct" and outcome.timing is not None:
+        cand_ms = statistic_ms(outcome.timing, stat)
+        for field_name, kind in module.SPEEDUP_BASELINE.items():
+            base_ms = statistic_ms(baselines[kind].timing, stat)
+            if cand_ms > 0 and base_ms > 0:
+                speedups[field_name] = base_ms / cand_ms
+        eager = baselines[module.SPEEDUP_BASELINE["vs_eager"]]
+        roofline = _roofline(problem, runner.env.hardware, cand_ms, statistic_ms(eager.timing, stat))
+    eager_peak = baselines[module.SPEEDUP_BASELINE["vs_eager"]].peak_memory_bytes
+    return Record(
+        model=schemas.ModelInfo(name=candidate.model, provider=candidate.provider, sample=candidate.sample),
+        problem=problem_ref(problem), kernel=_kernel_source(candidate), protocol=info,
+        environment=runner._stamped(), status=outcome.status, error=outcome.error,
+        correctness=outcome.correctness, timing=outcome.timing, baselines=timings,
+        speedup=schemas.Speedups(**speedups),
+        memory=schemas.MemoryStats(candidate_peak_bytes=outcome.peak_memory_bytes, baseline_peak_bytes=eager_peak),
+        integrity=outcome.integrity, labels=outcome.labels, roofline=roofline, notes=outcome.notes,
+    )
+
+
+class _PlainProgress:
+    """Stand-in for rich's progress bar where rich is not installed: prints a line per finished step."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[int, list[Any]] = {}
+
+    def add_task(self, description: str, total: int) -> int:
+        self.tasks[len(self.tasks)] = [description, total, 0]
+        return len(self.tasks) - 1
+
+    def update(self, task: int, description: str) -> None:
+        self.tasks[task][0] = description
+
+    def advance(self, task: int) -> None:
+        entry = self.tasks[task]
+        entry[2] += 1
+        print(f"[{entry[2]}/{entry[1]}] {entry[0]}", flush=True)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Any]:
+    try:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        yield _PlainProgress() if enabled else _SilentProgress()
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  disable=not enabled, transient=False) as progress:
+        yield progress
+
+
+class _SilentProgress(_PlainProgress):
+    def advance(self, task: int) -> None:
+        self.tasks[task][2] += 1
+
+
+def run(loaded: Loaded, config: RunConfig, env: Environment) -> RunSummary:
+    """Evaluate every candidate under every protocol of ``config``; returns what was done."""
+    runner = Runner(loaded, config, env)
+    todo = runner.pending()
+    with _progress(config.progress) as progress:
+        try:
+            builds = sum(1 for c in {c.sha256: c for _, c, _ in todo}.values() if _extensions.needs_build(c.source))
+            if builds:
+                task = progress.add_task("building extensions", total=builds)
+                runner.prebuild(todo, lambda: progress.advance(task))
+            task = progress.add_task("evaluating", total=len(todo))
+            for protocol, candidate, path in todo:
+                progress.update(task, description=f"{protocol}: {candidate.problem_key} s{candidate.sample}")
+                record = runner.evaluate(protocol, candidate, path)
+                if record is not None:
+                    runner.summary.written.append(path)
+                    runner.summary.records.append(record)
+                progress.advance(task)
+        except BaseException:
+            runner.cancel.set()
+            raise
+    return runner.summary

@@ -1,0 +1,134 @@
+"""Code that runs inside a worker process: load a problem and a candidate, call the protocol.
+
+Every function here is a target of :func:`evaluations._isolation.run_isolated` or a helper the
+protocols call inside the worker. Problem and candidate sources are written to files and imported
+from there (Triton's ``@jit`` reads its function's source through ``inspect``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NamedTuple
+
+from . import _extensions
+from ._outcomes import BaselineOutcome, CandidateOutcome
+from ._types import Job, sha256_text
+
+MAX_ERROR_CHARS = 2500
+"""Longest error text a worker hands back (the record keeps 4000 characters with the output tail)."""
+
+
+class CandidateLoadError(Exception):
+    """The candidate's source failed to import (syntax, missing name, extension build failure)."""
+
+
+class ProblemModule(NamedTuple):
+    """The three names of a KernelBench problem file."""
+
+    model: type
+    get_inputs: Any
+    get_init_inputs: Any
+
+
+class BuildResult(NamedTuple):
+    """Outcome of the prebuild stage for one candidate: ``error`` is None when it imported."""
+
+    error: str | None
+
+
+def _modules_dir(job: Job) -> Path:
+    base = Path(job.build_dir) if job.build_dir else Path(tempfile.gettempdir()) / "kverdict-build"
+    folder = base / "modules"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def load_module(source: str, prefix: str, folder: Path) -> ModuleType:
+    """Import a source text as a module backed by a file named after its hash."""
+    name = f"kv_{prefix}_{sha256_text(source)[:16]}"
+    path = folder / f"{name}.py"
+    if not path.exists() or path.read_text(encoding="utf-8") != source:
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_problem(job: Job) -> ProblemModule:
+    """The problem's ``Model``, ``get_inputs`` and ``get_init_inputs``."""
+    module = load_module(job.problem.source, "problem", _modules_dir(job))
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, n)]
+    if missing:
+        raise RuntimeError(f"problem {job.problem.name} lacks {', '.join(missing)}")
+    return ProblemModule(module.Model, module.get_inputs, module.get_init_inputs)
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` first, then the innermost traceback lines, capped at ``MAX_ERROR_CHARS``."""
+    head = f"{type(exc).__name__}: {exc}".strip()
+    trace = "".join(traceback.format_exception(exc)).rstrip()
+    room = MAX_ERROR_CHARS - len(head) - 1
+    if room <= 0:
+        return head[:MAX_ERROR_CHARS]
+    return f"{head}\n{trace[-room:]}"
+
+
+def load_candidate(job: Job) -> type:
+    """The candidate's ``ModelNew``; any failure to import it raises :class:`CandidateLoadError`."""
+    assert job.candidate is not None
+    if job.build_dir:
+        _extensions.install(Path(job.build_dir) / "extensions")
+    try:
+        module = load_module(job.candidate.source, "candidate", _modules_dir(job))
+    except Exception as exc:
+        raise CandidateLoadError(describe(exc)) from exc
+    if not hasattr(module, "ModelNew"):
+        raise CandidateLoadError("the candidate defines no class ModelNew")
+    return module.ModelNew
+
+
+def prebuild(job: Job) -> BuildResult:
+    """Import a candidate so its extensions compile into the shared cache (before any timing)."""
+    try:
+        load_candidate(job)
+    except CandidateLoadError as exc:
+        return BuildResult(error=str(exc))
+    return BuildResult(error=None)
+
+
+def _protocol(job: Job) -> Any:
+    from .protocols import get_protocol
+
+    return get_protocol(job.protocol)
+
+
+def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
+    """Worker entry: a baseline job returns its outcome; a candidate job never raises."""
+    protocol = _protocol(job)
+    if job.candidate is None:
+        return protocol.run_baseline(job)
+    try:
+        return protocol.run_candidate(job)
+    except CandidateLoadError as exc:
+        return CandidateOutcome(status="compile_error", error=str(exc))
+    except Exception as exc:  # the candidate's own failure, e.g. CUDA OOM or an illegal address
+        return CandidateOutcome(status="runtime_error", error=describe(exc))
+
+
+def memory_job(job: Job) -> int | None:
+    """Worker entry: the protocol's peak-memory measurement of one call, or None when it has none."""
+    protocol = _protocol(job)
+    measure = getattr(protocol, "measure_memory", None)
+    return measure(job) if measure is not None else None

@@ -1,0 +1,35 @@
+"""Registry of evaluation protocols.
+
+A protocol is a module exposing ``INFO`` (``schemas.ProtocolInfo``), ``BASELINE_KINDS``,
+``SPEEDUP_BASELINE`` (``Speedups`` field -> baseline kind), ``run_baseline(job)`` and
+``run_candidate(job)`` (both run inside a fresh worker process), and optionally
+``measure_memory(job)``. See ``evaluations._outcomes`` for what they return.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+PROTOCOLS: dict[str, str] = {
+    "standard": "evaluations.protocols.standard",
+    "verified": "evaluations.protocols.verified",
+}
+"""Protocol name -> module implementing it."""
+
+
+class ProtocolUnavailable(LookupError):
+    """A protocol name that is unknown, or whose module is not part of this build."""
+
+
+def get_protocol(name: str) -> ModuleType:
+    """The module implementing protocol ``name``."""
+    module_name = PROTOCOLS.get(name)
+    if module_name is None:
+        raise ProtocolUnavailable(f"unknown protocol {name!r} (known: {', '.join(PROTOCOLS)})")
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            raise ProtocolUnavailable(f"the {name} protocol is not available in this build yet") from None
+        raise

@@ -1,0 +1,213 @@
+"""The standard protocol: KernelBench as it is commonly run, so published numbers can be checked.
+
+Baseline PyTorch eager float32 with TF32 matmul off; reference and candidate built after the same
+seed; 5 correctness trials with seeds drawn from 42; ``allclose`` with atol = rtol = 1e-2; 3
+warm-up calls then 100 timed calls, each between two CUDA events on the current stream with a
+synchronise after each call (as KernelBench does), no L2 flush; the mean per-call time counts.
+On the CPU calls are timed with a monotonic clock and memory is not measured.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from schemas import CorrectnessCheck, ProtocolInfo, TimingConfig
+from schemas import TimingStats as _TimingStats
+
+from .._outcomes import BaselineOutcome, CandidateOutcome, summarize
+from .._types import Job
+from .._worker import load_candidate, load_problem
+
+SEED = 42
+"""Seed of model construction, of the timing inputs, and of the trial-seed generator."""
+TRIALS = 5
+TOLERANCE = 1e-2
+
+
+def trial_seeds(n: int = TRIALS) -> list[int]:
+    """KernelBench's correctness-trial seeds: ``n`` draws of ``torch.randint`` after ``manual_seed(42)``."""
+    generator = torch.Generator().manual_seed(SEED)
+    return [int(torch.randint(0, 2**32 - 1, (1,), generator=generator).item()) for _ in range(n)]
+
+
+INFO = ProtocolInfo(
+    name="standard", version="1.0", atol=TOLERANCE, rtol=TOLERANCE, seeds=trial_seeds(),
+    distributions=["D1 x1"], tf32_baseline=False,
+    timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="mean", l2_flush=False),
+)
+BASELINE_KINDS: tuple[str, ...] = ("eager_fp32",)
+SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Trial and call counts in effect (the protocol's, or reduced through ``job.options``)."""
+
+    trials: int
+    warmup_calls: int
+    timed_calls: int
+
+    @classmethod
+    def of(cls, job: Job) -> Settings:
+        """Settings for a job; ``options`` may lower the counts (tests, quick looks)."""
+        o = job.options
+        return cls(int(o.get("trials", TRIALS)), int(o.get("warmup_calls", INFO.timing.warmup_calls)),
+                   int(o.get("timed_calls", INFO.timing.timed_calls)))
+
+
+def set_seed(seed: int) -> None:
+    """Seed torch's CPU and CUDA generators, as KernelBench does before each draw."""
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(seed)
+
+
+def _to(values: Any, device: torch.device) -> Any:
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def _configure(device: str) -> torch.device:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if device == "cuda":
+        torch.cuda.set_device(0)
+    return torch.device(device)
+
+
+def collect_times_ms(fn: Callable[[], Any], device: str, warmup: int, calls: int,
+                     sync_each_call: bool = True) -> list[float]:
+    """Raw per-call times in ms: CUDA events on the current stream on a GPU, else a monotonic clock."""
+    for _ in range(warmup):
+        fn()
+    if device != "cuda":
+        samples = []
+        for _ in range(calls):
+            start = time.perf_counter_ns()
+            fn()
+            samples.append((time.perf_counter_ns() - start) / 1e6)
+        return samples
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+    torch.cuda.synchronize()
+    for start, end in zip(starts, ends, strict=True):
+        start.record()
+        fn()
+        end.record()
+        if sync_each_call:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) for start, end in zip(starts, ends, strict=True)]
+
+
+def _budget(out: torch.Tensor, ref: torch.Tensor) -> tuple[float | None, float | None]:
+    diff = (out.double() - ref.double()).abs()
+    budget = (diff / (INFO.atol + INFO.rtol * ref.double().abs())).max().item() if diff.numel() else 0.0
+    max_abs = diff.max().item() if diff.numel() else 0.0
+    finite = torch.isfinite(torch.tensor([budget, max_abs])).all().item()
+    return (max_abs, budget) if finite else (None, None)
+
+
+def compare(output: Any, reference: Any, seed: int, index: int) -> CorrectnessCheck:
+    """One trial's verdict: same shape and ``allclose`` at the protocol's tolerances."""
+    name = f"trial {index}"
+    outs = list(output) if isinstance(output, list | tuple) else [output]
+    refs = list(reference) if isinstance(reference, list | tuple) else [reference]
+    if len(outs) != len(refs):
+        return CorrectnessCheck(name=name, distribution="D1 x1", seed=seed, passed=False,
+                                message=f"output has {len(outs)} values, reference {len(refs)}")
+    worst_abs, worst_budget, message = 0.0, 0.0, None
+    for o, r in zip(outs, refs, strict=True):
+        if not isinstance(o, torch.Tensor):
+            message = f"output is {type(o).__name__}, not a tensor"
+            worst_abs = worst_budget = None
+            break
+        if o.shape != r.shape:
+            message = f"output shape {tuple(o.shape)} differs from reference shape {tuple(r.shape)}"
+            worst_abs = worst_budget = None
+            break
+        max_abs, budget = _budget(o.to(r.device), r)
+        if max_abs is None or worst_abs is None:
+            worst_abs = worst_budget = None
+        else:
+            worst_abs, worst_budget = max(worst_abs, max_abs), max(worst_budget, budget)
+        if not torch.allclose(o.to(r.device), r, atol=INFO.atol, rtol=INFO.rtol):
+            detail = f": max |out - ref| = {max_abs:.4g}, error budget {budget:.4g} used of 1.0" if max_abs is not None else \
+                " (non-finite values)"
+            message = message or f"output differs from the reference beyond atol = rtol = {INFO.atol:g}{detail}"
+    return CorrectnessCheck(name=name, distribution="D1 x1", seed=seed, passed=message is None,
+                            max_abs_error=worst_abs, error_budget_used=worst_budget, message=message)
+
+
+def _build(cls: type, init_inputs: list[Any], device: torch.device) -> Any:
+    set_seed(SEED)
+    return cls(*init_inputs).to(device)
+
+
+def _time(job: Job, model: Any, problem_get_inputs: Any, device: torch.device) -> _TimingStats:
+    settings = Settings.of(job)
+    set_seed(SEED)
+    inputs = _to(problem_get_inputs(), device)
+    samples = collect_times_ms(lambda: model(*inputs), job.device, settings.warmup_calls, settings.timed_calls)
+    method = "cuda_events" if job.device == "cuda" else "host_clock"
+    return summarize(samples, method)
+
+
+def run_candidate(job: Job) -> CandidateOutcome:
+    """Correctness trials, then timing of the candidate (inside a worker process)."""
+    device = _configure(job.device)
+    problem = load_problem(job)
+    model_new = load_candidate(job)
+    settings = Settings.of(job)
+    with torch.no_grad():
+        set_seed(SEED)
+        init_inputs = _to(problem.get_init_inputs(), device)
+        reference = _build(problem.model, init_inputs, device)
+        candidate = _build(model_new, init_inputs, device)
+        checks = []
+        for index, seed in enumerate(trial_seeds(settings.trials)):
+            set_seed(seed)
+            inputs = _to(problem.get_inputs(), device)
+            expected = reference(*inputs)
+            if job.device == "cuda":
+                torch.cuda.synchronize()
+            checks.append(compare(candidate(*inputs), expected, seed, index))
+            if not checks[-1].passed:
+                return CandidateOutcome(status="incorrect", correctness=checks, error=checks[-1].message)
+        timing = _time(job, candidate, problem.get_inputs, device)
+    return CandidateOutcome(status="correct", correctness=checks, timing=timing)
+
+
+def run_baseline(job: Job) -> BaselineOutcome:
+    """Time the problem's own ``Model`` in eager float32 with TF32 matmul off (inside a worker)."""
+    if job.baseline_kind not in BASELINE_KINDS:
+        raise ValueError(f"the standard protocol has no {job.baseline_kind!r} baseline")
+    device = _configure(job.device)
+    problem = load_problem(job)
+    with torch.no_grad():
+        set_seed(SEED)
+        model = _build(problem.model, _to(problem.get_init_inputs(), device), device)
+        timing = _time(job, model, problem.get_inputs, device)
+    return BaselineOutcome(kind="eager_fp32", timing=timing)
+
+
+def measure_memory(job: Job) -> int | None:
+    """Peak device bytes of one call of the candidate (or of the reference for a baseline job); None on CPU."""
+    if job.device != "cuda":
+        return None
+    device = _configure(job.device)
+    problem = load_problem(job)
+    cls = load_candidate(job) if job.candidate is not None else problem.model
+    with torch.no_grad():
+        set_seed(SEED)
+        model = _build(cls, _to(problem.get_init_inputs(), device), device)
+        set_seed(SEED)
+        inputs = _to(problem.get_inputs(), device)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        model(*inputs)
+        torch.cuda.synchronize()
+        return int(torch.cuda.max_memory_allocated())

@@ -1,0 +1,46 @@
+"""Extension builds: hashed names keep same-named extensions apart; language detection."""
+
+from __future__ import annotations
+
+from evaluations._extensions import hashed_loader, kernel_language, needs_build
+
+
+def _fake_load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,
+                      build_directory=None, verbose=False):
+    return {"name": name, "build_directory": build_directory, "cpp": cpp_sources}
+
+
+def test_same_name_different_source_builds_apart(tmp_path):
+    load = hashed_loader(_fake_load_inline, tmp_path, hash_files=False)
+    add = load("fused_kernel", "float f(float a, float b) { return a + b; }", functions=["f"])
+    sub = load(name="fused_kernel", cpp_sources="float f(float a, float b) { return a - b; }", functions=["f"])
+    again = load("fused_kernel", "float f(float a, float b) { return a + b; }", functions=["f"], verbose=True)
+    assert add["name"] != sub["name"]
+    assert add["name"].startswith("fused_kernel_") and add["name"].isidentifier()
+    assert add["build_directory"] != sub["build_directory"]
+    assert again == add  # the same source reuses the same cache entry
+    assert add["build_directory"].startswith(str(tmp_path))
+
+
+def test_load_hashes_file_contents(tmp_path):
+    def fake_load(name, sources, extra_cflags=None, build_directory=None, verbose=False):
+        return name
+
+    src = tmp_path / "k.cpp"
+    load = hashed_loader(fake_load, tmp_path / "build", hash_files=True)
+    src.write_text("int a;")
+    first = load("ext", [str(src)])
+    src.write_text("int b;")
+    assert load("ext", [str(src)]) != first
+
+
+def test_kernel_language():
+    cuda = 'from torch.utils.cpp_extension import load_inline\nload_inline(name="k", cpp_sources="", cuda_sources=src)'
+    cpp = 'from torch.utils.cpp_extension import load_inline\nload_inline(name="k", cpp_sources=src)'
+    triton = "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x): pass"
+    assert kernel_language(cuda) == "cuda"
+    assert kernel_language(cpp) == "cpp"
+    assert kernel_language(triton) == "triton"
+    assert kernel_language(triton + "\n" + cuda) == "mixed"
+    assert kernel_language("import torch\nclass ModelNew: pass") == "pytorch"
+    assert needs_build(cpp) and not needs_build(triton)

@@ -1,0 +1,62 @@
+"""Worker isolation: every way a child can end gives a classified result, and the parent goes on."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from evaluations._isolation import run_isolated
+
+
+def _run(tmp_path, name, payload=None, **kwargs):
+    kwargs.setdefault("timeout_s", 30)
+    return run_isolated(f"isolation_targets:{name}", payload, log_path=tmp_path / f"{name}.log", **kwargs)
+
+
+def test_value_and_both_output_streams_come_back(tmp_path):
+    result = _run(tmp_path, "double", 21)
+    assert result.ok and result.value == 42
+    assert "doubling 21" in result.output_tail and "from C level" in result.output_tail
+
+
+def test_exception_is_reported_by_type(tmp_path):
+    result = _run(tmp_path, "fail", "bad input")
+    assert result.failure.kind == "exception"
+    assert result.failure.exception_type == "ValueError"
+    assert "bad input" in result.failure.message
+
+
+def test_segfault_and_abort_are_named_by_signal(tmp_path):
+    seg = _run(tmp_path, "segfault")
+    assert seg.failure.kind == "signal" and "SIGSEGV" in seg.failure.message
+    assert "Fatal Python error" in seg.output_tail  # faulthandler's traceback reaches the record
+    abort = _run(tmp_path, "abort")
+    assert abort.failure.kind == "signal" and "SIGABRT" in abort.failure.message
+
+
+def test_early_exit_without_result(tmp_path):
+    result = _run(tmp_path, "exit_early", 0)
+    assert result.failure.kind == "exit" and "code 0" in result.failure.message
+
+
+def test_hang_is_killed_at_the_deadline(tmp_path):
+    start = time.monotonic()
+    result = _run(tmp_path, "hang", timeout_s=2)
+    assert result.failure.kind == "timeout"
+    assert time.monotonic() - start < 15
+
+
+def test_output_flood_is_cut_off(tmp_path):
+    result = _run(tmp_path, "flood", max_output_bytes=200_000)
+    assert result.failure.kind == "output_flood"
+    assert (tmp_path / "flood.log").stat().st_size < 50_000_000
+    assert len(result.output_tail) <= 3000 and "xxxx" in result.output_tail
+
+
+def test_cancel_stops_the_child(tmp_path):
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    start = time.monotonic()
+    result = _run(tmp_path, "hang", timeout_s=60, cancel=cancel)
+    assert result.failure.kind == "cancelled"
+    assert time.monotonic() - start < 15

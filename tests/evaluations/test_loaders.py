@@ -1,0 +1,141 @@
+"""Loading problems and candidates: folders, KernelBench checkouts, and both public bundles."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from itertools import islice
+
+import pytest
+
+from evaluations._loaders import (
+    LoadError,
+    SourceOverride,
+    load_bundle,
+    load_candidate_folder,
+    load_inputs,
+    load_problem_folder,
+)
+
+PROBLEM = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x\n\n" \
+          "def get_inputs():\n    return [torch.randn(2)]\n\ndef get_init_inputs():\n    return []\n"
+
+
+def test_folder_of_problems_with_meta(tmp_path, fixtures_dir):
+    suite = tmp_path / "my-suite"
+    shutil.copytree(fixtures_dir / "problems", suite)
+    (suite / "meta.json").write_text(json.dumps({"suite": "kernelverdict", "problems": {
+        "1_tiny_relu.py": {"level": 2, "id": 7, "name": "relu", "tags": ["activation"], "dtype": "float32",
+                           "flops": 4096, "min_bytes": 32768}}}))
+    problems = {p.file_name: p for p in load_problem_folder(suite)}
+    relu = problems["1_tiny_relu.py"]
+    assert (relu.suite, relu.level, relu.id, relu.name) == ("kernelverdict", 2, 7, "relu")
+    assert relu.meta.tags == ("activation",) and relu.meta.flops == 4096 and relu.meta.min_bytes == 32768
+    add = problems["2_tiny_add.py"]
+    assert (add.level, add.id, add.name) == (1, 2, "2_tiny_add")  # no meta entry: number prefix, file stem
+
+
+def test_folder_without_meta_is_named_after_the_folder(fixtures_dir):
+    problems = load_problem_folder(fixtures_dir / "problems")
+    assert {p.suite for p in problems} == {"problems"}
+    assert all(not p.origin.path.startswith("/") and p.origin.path.endswith(".py") for p in problems)
+
+
+def _checkout(tmp_path):
+    root = tmp_path / "KernelBench-main"
+    for level, name in ((1, "1_Square_matrix_multiplication_.py"), (1, "19_ReLU.py"), (2, "1_Conv2D_ReLU_BiasAdd.py")):
+        folder = root / "KernelBench" / f"level{level}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(PROBLEM)
+    return root
+
+
+def test_kernelbench_checkout_levels_and_ids(tmp_path):
+    problems = load_problem_folder(_checkout(tmp_path))
+    assert sorted(p.key for p in problems) == ["kernelbench/1/1", "kernelbench/1/19", "kernelbench/2/1"]
+    assert {p.name for p in problems if p.level == 2} == {"1_Conv2D_ReLU_BiasAdd"}
+
+
+def test_candidates_with_labels_and_level_folders(tmp_path):
+    problems = load_problem_folder(_checkout(tmp_path))
+    cands = tmp_path / "cands"
+    (cands / "level2").mkdir(parents=True)
+    for name in ("19_ReLU.py", "19_ReLU__b.py", "19_ReLU__a.py"):
+        (cands / name).write_text("class ModelNew: pass\n")
+    (cands / "level2" / "1_Conv2D_ReLU_BiasAdd.py").write_text("class ModelNew: pass\n")
+    found = load_candidate_folder(cands, problems, model="m")
+    relu = sorted((c.sample, c.label) for c in found if c.problem_key == "kernelbench/1/19")
+    assert relu == [(0, ""), (1, "a"), (2, "b")]
+    assert [c.problem_key for c in found if "Conv" in c.origin.path] == ["kernelbench/2/1"]
+
+
+def test_candidate_for_unknown_problem_is_a_one_line_error(tmp_path, fixtures_dir):
+    (tmp_path / "99_missing.py").write_text("class ModelNew: pass\n")
+    with pytest.raises(LoadError, match="no problem named 99_missing.py") as err:
+        load_candidate_folder(tmp_path, load_problem_folder(fixtures_dir / "problems"), model="m")
+    assert "\n" not in str(err.value)
+
+
+def _head(src, dst, n):
+    with src.open() as fh:
+        dst.write_text("".join(islice(fh, n)))
+    return dst
+
+
+def test_cuda_l1_bundle_rows(tmp_path, datasets_dir):
+    bundle = _head(datasets_dir / "cuda-l1-h100" / "h100.jsonl", tmp_path / "h100.jsonl", 4)
+    loaded = load_bundle(bundle)
+    assert [p.key for p in loaded.problems] == [f"kernelbench-v0/1/{i}" for i in (1, 2, 3, 4)]
+    first = loaded.candidates[0]
+    assert first.model == "CUDA-L1" and "ModelNew" in first.source
+    assert first.origin.url == "https://github.com/deepreinforce-ai/CUDA-L1"
+    assert first.origin.commit == "51e8356bf844101cab2aeeca4bdff47ebb1953b8"
+    assert first.origin.path == "optimized_cuda_code/h100.json" and first.origin.row == 0
+
+
+def test_cuda_l1_bundle_skips_rows_without_a_kernel(datasets_dir):
+    loaded = load_bundle(datasets_dir / "cuda-l1-h100" / "h100.jsonl")
+    rows = [json.loads(line) for line in (datasets_dir / "cuda-l1-h100" / "h100.jsonl").open()]
+    assert len(loaded.problems) == 250
+    assert len(loaded.candidates) == sum(1 for r in rows if (r["custom_code"] or "").strip())
+    assert {p.level for p in loaded.problems} == {1, 2, 3}
+
+
+def test_triton_dump_bundle_rows(tmp_path, datasets_dir):
+    bundle = _head(datasets_dir / "kernelbench-triton-h200" / "dump.jsonl", tmp_path / "dump.jsonl", 3)
+    loaded = load_bundle(bundle, model="some-model")
+    problem = loaded.problems[0]
+    assert problem.key == "kernelbench/1/1" and problem.name == "1_Square_matrix_multiplication_"
+    assert problem.origin.path == "KernelBench/level1/1_Square_matrix_multiplication_.py"
+    kernel = loaded.candidates[0]
+    assert kernel.model == "some-model" and "triton" in kernel.source
+    assert kernel.origin.url == "https://github.com/ScalingIntelligence/KernelBench"
+    assert kernel.origin.commit == "6842d4f293f6736d758f5e1d19fee7cd1982e3fa"
+
+
+def test_unknown_bundle_name_points_at_itself_unless_overridden(tmp_path, datasets_dir):
+    bundle = _head(datasets_dir / "kernelbench-triton-h200" / "dump.jsonl", tmp_path / "mine.jsonl", 2)
+    plain = load_bundle(bundle, model="m")
+    assert plain.candidates[1].origin.url is None and plain.candidates[1].origin.row == 1
+    given = load_bundle(bundle, model="m", override=SourceOverride(url="https://example.org/r", commit="abc", path="k.jsonl"))
+    assert (given.candidates[1].origin.url, given.candidates[1].origin.path, given.candidates[1].origin.row) == \
+        ("https://example.org/r", "k.jsonl", 1)
+    with pytest.raises(LoadError, match="names no model"):
+        load_bundle(bundle)
+
+
+def test_bad_bundles_are_refused_with_one_line(tmp_path):
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"a": 1}\n')
+    with pytest.raises(LoadError, match="unknown JSON-lines layout"):
+        load_bundle(bad, model="m")
+    bad.write_text("{not json\n")
+    with pytest.raises(LoadError, match="line 1: malformed JSON"):
+        load_bundle(bad, model="m")
+
+
+def test_folder_candidates_need_problems_and_model(fixtures_dir):
+    with pytest.raises(LoadError, match="--problems is required"):
+        load_inputs(None, fixtures_dir / "candidates", model="m")
+    with pytest.raises(LoadError, match="--model is required"):
+        load_inputs(fixtures_dir / "problems", fixtures_dir / "candidates", model=None)

@@ -1,0 +1,138 @@
+"""End to end on the CPU: one evaluation run over honest, wrong, crashing and broken candidates."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import schemas
+from evaluations.cli import main
+
+MAIN_RUN = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py", "1_tiny_relu__abort.py",
+            "1_tiny_relu__exit.py", "1_tiny_relu__flood.py", "1_tiny_relu__syntax.py", "2_tiny_add.py",
+            "3_tiny_scale.py")
+QUICK = ["--timed-calls", "5", "--warmup-calls", "1", "--no-progress", "--device", "cpu"]
+
+
+def _candidates(tmp: Path, fixtures: Path, names: tuple[str, ...]) -> Path:
+    tmp.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copy(fixtures / "candidates" / name, tmp / name)
+    return tmp
+
+
+def _args(fixtures: Path, cands: Path, out: Path, build: Path, *extra: str) -> list[str]:
+    return ["eval", "--problems", str(fixtures / "problems"), "--candidates", str(cands), "--model", "fixture-model",
+            "--out", str(out), "--build-dir", str(build), *QUICK, *extra]
+
+
+def _records(out: Path) -> dict[str, schemas.Record]:
+    found = {}
+    for path in out.rglob("*.json"):
+        record = schemas.load_record(path)
+        if isinstance(record, schemas.Record):
+            found[Path(record.kernel.path).name] = record
+    return found
+
+
+@pytest.fixture(scope="module")
+def main_run(tmp_path_factory, fixtures_dir):
+    base = tmp_path_factory.mktemp("run")
+    cands = _candidates(base / "cands", fixtures_dir, MAIN_RUN)
+    args = _args(fixtures_dir, cands, base / "out", base / "build", "--timeout", "120", "--jobs", "2")
+    assert main(args) == 0
+    return base, args, _records(base / "out")
+
+
+def test_every_candidate_gets_a_record(main_run):
+    _, _, records = main_run
+    assert sorted(records) == sorted(MAIN_RUN)
+
+
+@pytest.mark.parametrize(("name", "status", "evidence"), [
+    ("1_tiny_relu.py", "correct", None),
+    ("3_tiny_scale.py", "correct", None),
+    ("2_tiny_add.py", "correct", None),
+    ("1_tiny_relu__wrong.py", "incorrect", "differs from the reference"),
+    ("1_tiny_relu__segfault.py", "runtime_error", "SIGSEGV"),
+    ("1_tiny_relu__abort.py", "runtime_error", "SIGABRT"),
+    ("1_tiny_relu__exit.py", "runtime_error", "exited with code 0"),
+    ("1_tiny_relu__flood.py", "runtime_error", "bytes of output"),
+    ("1_tiny_relu__syntax.py", "compile_error", "SyntaxError"),
+])
+def test_status_and_evidence(main_run, name, status, evidence):
+    record = main_run[2][name]
+    assert record.status == status, record.error
+    if evidence:
+        assert evidence in (record.error or "")
+
+
+def test_correct_records_carry_cpu_timing_and_speedup(main_run):
+    base, _, records = main_run
+    for name in ("1_tiny_relu.py", "2_tiny_add.py", "3_tiny_scale.py"):
+        record = records[name]
+        assert record.timing.method == "host_clock" and record.timing.calls == 5
+        assert record.protocol.timing.timed_calls == 5  # reduced counts are recorded
+        assert len(record.correctness) == 5 and all(c.passed for c in record.correctness)
+        eager = record.baselines[0]
+        assert eager.kind == "eager_fp32"
+        assert record.speedup.vs_eager == pytest.approx(eager.timing.mean_ms / record.timing.mean_ms)
+        assert record.memory.candidate_peak_bytes is None and record.memory.baseline_peak_bytes is None
+        assert (base / "out" / eager.baseline_id).is_file()
+    assert records["2_tiny_add.py"].kernel.language == "cpp"
+    assert records["1_tiny_relu.py"].kernel.language == "pytorch"
+
+
+def test_records_land_at_the_schema_layout(main_run):
+    base, _, records = main_run
+    for record in records.values():
+        assert (base / "out" / schemas.record_relpath(record)).is_file()
+    assert not list((base / "out").rglob("*.tmp"))
+
+
+def test_resume_skips_finished_work(main_run, capsys):
+    base, args, _ = main_run
+    logs = {p: p.stat().st_mtime_ns for p in (base / "build" / "logs").iterdir()}
+    records = {p: p.stat().st_mtime_ns for p in (base / "out").rglob("*.json")}
+    start = time.monotonic()
+    assert main(args) == 0
+    assert f"0 records written, {len(MAIN_RUN)} already finished" in capsys.readouterr().out
+    assert time.monotonic() - start < 10
+    assert {p: p.stat().st_mtime_ns for p in (base / "build" / "logs").iterdir()} == logs  # no worker ran
+    assert {p: p.stat().st_mtime_ns for p in (base / "out").rglob("*.json")} == records
+
+
+def test_hang_times_out_and_baseline_is_reused(main_run, tmp_path, fixtures_dir):
+    base, _, _ = main_run
+    out = tmp_path / "out"
+    shutil.copytree(base / "out" / "cpu" / "_baselines", out / "cpu" / "_baselines")
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu__hang.py",))
+    assert main(_args(fixtures_dir, cands, out, tmp_path / "build", "--timeout", "8")) == 0
+    record = _records(out)["1_tiny_relu__hang.py"]
+    assert record.status == "timeout" and "deadline" in record.error
+    assert not list((tmp_path / "build" / "logs").glob("baseline-*"))  # measured once, reused
+
+
+def test_killed_run_keeps_finished_records(tmp_path, fixtures_dir):
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "1_tiny_relu__hang.py"))
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    proc = subprocess.Popen([sys.executable, "-m", "evaluations.cli",
+                             *_args(fixtures_dir, cands, out, tmp_path / "build", "--timeout", "300")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not _records(out) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(1.0)  # the hanging candidate is running now
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "finished records are kept" in err
+    assert list(_records(out)) == ["1_tiny_relu.py"]
+    assert not list(out.rglob("*.tmp"))
