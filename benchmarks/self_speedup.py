@@ -95,10 +95,22 @@ class Task(NamedTuple):
     level: int
     task_id: int
     source: str
+    suite: str = "kernelbench-v0"
 
     @property
     def key(self) -> str:
-        return f"L{self.level}/{self.task_id}"
+        prefix = "" if self.suite == "kernelbench-v0" else f"{self.suite}/"
+        return f"{prefix}L{self.level}/{self.task_id}"
+
+
+def load_suite_tasks(folder: Path) -> list[Task]:
+    """Every problem of a suite folder (``levelN/NNN_name.py``), level 0-padded ids kept."""
+    tasks = []
+    for path in sorted(folder.glob("level*/*.py")):
+        level = int(path.parent.name.removeprefix("level"))
+        task_id = int(path.name.split("_", 1)[0])
+        tasks.append(Task(level, task_id, path.read_text(encoding="utf-8"), folder.name))
+    return tasks
 
 
 def load_tasks(bundle: Path) -> list[Task]:
@@ -210,15 +222,19 @@ def run(tasks: list[Task], rows_path: Path, budget_s: float) -> dict[str, dict[s
 
 
 def report(rows: dict[str, dict[str, Any]]) -> None:
-    """Per recipe: share within +-1%, p50/p95 of |self-speedup - 1|; failures and sub-20-us problems."""
-    good = [r for r in rows.values() if "error" not in r]
+    """Per suite and recipe: share within +-1%, p50/p95/max of |self-speedup - 1|; failures and sub-20-us problems."""
+    good = [(k, r) for k, r in rows.items() if "error" not in r]
     print(f"\n{len(good)} problems measured, {len(rows) - len(good)} skipped (reference failed)")
-    for name in RECIPES:
-        devs = [abs(r["self_speedup"][name] - 1.0) for r in good if name in r["self_speedup"]]
-        if devs:
-            within = sum(d <= WITHIN for d in devs) / len(devs)
-            print(f"{name:55s} within +-1%: {within:6.1%}   p50 |s-1|: {quantile(devs, 0.5):6.2%}   "
-                  f"p95 |s-1|: {quantile(devs, 0.95):6.2%}   (n={len(devs)})")
+    suites = sorted({k.split("/L", 1)[0] if "/L" in k else "kernelbench-v0" for k, _ in good})
+    for suite in suites:
+        members = [r for k, r in good if (k.split("/L", 1)[0] if "/L" in k else "kernelbench-v0") == suite]
+        print(f"-- {suite} ({len(members)} problems)")
+        for name in RECIPES:
+            devs = [abs(r["self_speedup"][name] - 1.0) for r in members if name in r["self_speedup"]]
+            if devs:
+                within = sum(d <= WITHIN for d in devs) / len(devs)
+                print(f"{name:55s} within +-1%: {within:6.1%}   p50 |s-1|: {quantile(devs, 0.5):6.2%}   "
+                      f"p95 |s-1|: {quantile(devs, 0.95):6.2%}   max: {max(devs):6.2%}   (n={len(devs)})")
     for key, row in rows.items():
         if "error" in row:
             print(f"reference failed: {key}: {row['error']}")
@@ -233,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bundle", default=".data/h100.jsonl", help="CUDA-L1 bundle whose ref_code are the problems")
     parser.add_argument("--budget-s", type=float, default=400.0, help="stop starting new problems after this many seconds")
     parser.add_argument("--limit", type=int, help="only the first N problems")
+    parser.add_argument("--suite", type=Path, action="append", default=[],
+                        help="also measure the problems of this suite folder (repeatable)")
+    parser.add_argument("--no-verified", action="store_true", help="leave out the verified protocol's timing")
     parser.add_argument("--resume-from", type=Path, help="rows of an earlier run to continue (copied into $OUT first)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
@@ -243,7 +262,14 @@ def main(argv: list[str] | None = None) -> int:
     rows_path = out / "self_speedup.jsonl"
     if args.resume_from and args.resume_from.is_file() and not rows_path.exists():
         shutil.copyfile(args.resume_from, rows_path)
+    if not args.no_verified:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _verified_recipe import RECIPES as VERIFIED_RECIPES
+
+        RECIPES.update(VERIFIED_RECIPES)
     tasks = load_tasks(Path(args.bundle))[: args.limit]
+    for folder in args.suite:
+        tasks += load_suite_tasks(folder)
     print(f"{len(tasks)} problems on {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
     rows = run(tasks, rows_path, args.budget_s)
     report({t.key: rows[t.key] for t in tasks if t.key in rows})

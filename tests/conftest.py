@@ -8,7 +8,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-DATASETS = Path("/work/shared/datasets")
+# CI clones the project beside a copy of shared/; the public datasets live there, never in the repository.
+DATASETS = ROOT.parent / "shared" / "datasets"
 
 
 def _cuda_available() -> bool:

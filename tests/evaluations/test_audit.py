@@ -298,7 +298,7 @@ def test_timing_findings_need_a_gpu_and_name_the_cause() -> None:
     assert findings_for(probe("cpu", 0.008, None), 1e-2) == []  # no launch overhead to judge on a CPU
 
 
-KERNELBENCH_V0 = Path("/work/shared/datasets/cuda-l1-h100/h100.jsonl")
+KERNELBENCH_V0 = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "cuda-l1-h100" / "h100.jsonl"
 
 
 @pytest.mark.slow

@@ -1,0 +1,245 @@
+"""Evaluation of one candidate under the verified protocol (inside a worker process).
+
+Order: snapshots of functions, global state and threads; candidate import and construction;
+correctness trials over the hidden distributions, each with a fresh draw, the allocator poisoned,
+the candidate run *before* the reference, and the tensor checks; two calls on one input; timing
+on rotated, refreshed inputs; re-check of the timed calls' outputs; final snapshots; roofline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from schemas import CorrectnessCheck
+
+from .._outcomes import CandidateOutcome
+from .._types import Job
+from .._worker import ProblemModule, load_candidate, load_problem
+from . import _integrity as ig
+from ._checklog import CheckLog
+from ._distributions import DISTRIBUTIONS, Distribution, draw
+from ._memory import prefill_allocator, sentinel_count
+from ._precision import PrecisionVerdict, Tolerance, judge, tolerance_for
+from ._reference import References
+from ._scan import scan
+from ._setup import Settings, configure, seed_all, set_count, to_device
+from ._sol import sol_evidence
+from ._timing import TimingRun, time_calls
+
+NEAR_LIMIT = 1e-2
+"""A failing output whose worst error is under this share of the reference's largest magnitude is the right answer
+computed below float32 accuracy (a precision shortcut), not a wrong answer."""
+
+
+@dataclass
+class Trial:
+    """One correctness trial's record entry and the verdicts behind it."""
+
+    check: CorrectnessCheck
+    near: bool
+    """Passed, or missed only by arithmetic below float32 accuracy."""
+
+
+@dataclass
+class Context:
+    """Everything the phases of one evaluation share."""
+
+    job: Job
+    device: torch.device
+    tol: Tolerance
+    problem: ProblemModule
+    refs: References
+    candidate: Any
+    log: CheckLog = field(default_factory=CheckLog)
+    previous: list[Any] = field(default_factory=list)
+    """Copy of the previous trial's outputs (cached-output check)."""
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _clone(values: list[Any]) -> list[Any]:
+    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def _call_checked(ctx: Context, inputs: list[Any]) -> list[Any]:
+    """Call the candidate once, watching global state, RNG, inputs and the output's storage."""
+    copies = _clone(inputs)
+    state, rng = ig.snapshot_state(), ig.rng_state()
+    outs = ig.outputs_of(ctx.candidate(*inputs))
+    _sync(ctx.device)
+    ctx.log.check("global-state", ig.changed_state(state))
+    if ig.rng_state() != rng:
+        ctx.log.check("global-state", "torch random generator state changed during a call")
+    ctx.log.check("output-type", ig.output_type(outs, ctx.device))
+    ctx.log.check("output-aliasing", ig.storage_overlap(outs, inputs))
+    ctx.log.check("input-mutation", ig.mutated_inputs(inputs, copies))
+    stale = sum(sentinel_count(o) for o in outs if isinstance(o, torch.Tensor))
+    if stale:
+        ctx.log.check("stale-memory", f"{stale} output elements hold the allocator poison: memory the candidate never wrote")
+    return outs
+
+
+def _compare(ctx: Context, outs: list[Any], inputs: list[Any], tol: Tolerance) -> PrecisionVerdict:
+    """Worst verdict over the outputs, judged against the references of ``inputs``."""
+    ref = ctx.refs.run(inputs)
+    if len(outs) != len(ref.ref64):
+        return PrecisionVerdict(False, None, None, None, None, f"{len(outs)} outputs, reference has {len(ref.ref64)}")
+    verdicts: list[PrecisionVerdict] = []
+    for o, r64, s, t in zip(outs, ref.ref64, ref.strict32, ref.tf32, strict=True):
+        if not isinstance(o, torch.Tensor):
+            return PrecisionVerdict(False, None, None, None, None, f"output is {type(o).__name__}, not a tensor")
+        plain = o.as_subclass(torch.Tensor) if type(o) is not torch.Tensor else o
+        ctx.log.check("constant-output", ig.constant_output(plain, r64))
+        verdicts.append(judge(plain, r64, s, t, tol))
+    failed = [v for v in verdicts if not v.passed]
+    return failed[0] if failed else max(verdicts, key=lambda v: v.budget or 0.0)
+
+
+def _differential(ctx: Context, inputs: list[Any]) -> str | None:
+    """On CUDA: does the output's finiteness depend on what the allocator's memory held before?"""
+    if ctx.device.type != "cuda":
+        return None
+    counts = []
+    for zero in (False, True):
+        x = _clone(inputs)
+        prefill_allocator(ctx.device, zero=zero)
+        outs = ig.outputs_of(ctx.candidate(*x))
+        counts.append(sum(int((~torch.isfinite(o)).sum()) for o in outs if isinstance(o, torch.Tensor)))
+    if counts[0] != counts[1]:
+        return (f"output has {counts[0]} non-finite elements after the allocator was filled with NaN and "
+                f"{counts[1]} after it was zeroed: it reads memory it never wrote")
+    return None
+
+
+def _repeats_previous(ctx: Context, outs: list[Any]) -> bool:
+    prev, ctx.previous = ctx.previous, [o.detach().clone() if isinstance(o, torch.Tensor) else o for o in outs]
+    return bool(prev) and len(prev) == len(outs) and all(
+        isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+        and torch.equal(a.as_subclass(torch.Tensor), b.as_subclass(torch.Tensor)) for a, b in zip(prev, outs, strict=True))
+
+
+def _trial(ctx: Context, dist: Distribution, seed: int) -> Trial:
+    inputs = draw(ctx.problem.get_inputs, dist, seed, ctx.device)
+    pristine = _clone(inputs)
+    prefill_allocator(ctx.device)
+    outs = _call_checked(ctx, inputs)
+    repeated = _repeats_previous(ctx, outs)
+    verdict = _compare(ctx, outs, pristine, ctx.tol)
+    if not verdict.passed and repeated:
+        ctx.log.check("cached-output", f"{dist.label} seed {seed}: output is bit-identical to the previous trial's "
+                      f"output on different inputs ({verdict.message}): a stored result")
+    if not verdict.passed and verdict.message and "not finite" in verdict.message:
+        ctx.log.check("stale-memory", _differential(ctx, pristine))
+    check = CorrectnessCheck(
+        name=f"{dist.label} seed {seed}", distribution=dist.label, seed=seed, passed=verdict.passed,
+        max_abs_error=verdict.max_abs_error, error_budget_used=verdict.budget,
+        fp32_strict_budget_used=verdict.strict_budget, fp32_tf32_budget_used=verdict.tf32_budget,
+        message=verdict.message)
+    near = verdict.passed or (verdict.relative_error is not None and verdict.relative_error <= NEAR_LIMIT)
+    return Trial(check, near)
+
+
+def _classify(ctx: Context, trials: list[Trial]) -> bool:
+    """Log hidden-input and precision shortcuts; True when the candidate is simply incorrect."""
+    failed = [t for t in trials if not t.check.passed]
+    if not failed:
+        return False
+    first = failed[0].check
+    evidence = f"{first.distribution} seed {first.seed}: {first.message}"
+    if all(t.near for t in failed):
+        strict, tf32 = first.fp32_strict_budget_used, first.fp32_tf32_budget_used
+        ctx.log.check("precision", evidence + f"; PyTorch float32 uses {strict or 0:.3g} (strict), {tf32 or 0:.3g} "
+                      f"(TF32), and the answer is right to within {NEAR_LIMIT:g} of its scale: arithmetic below "
+                      "float32 accuracy")
+        return False
+    if all(t.check.passed for t in trials if t.check.distribution == DISTRIBUTIONS[0].label):
+        ctx.log.check("hidden-inputs", evidence + f" (passes every {DISTRIBUTIONS[0].label} draw)")
+        return False
+    return True
+
+
+def _determinism(ctx: Context, seed: int) -> None:
+    inputs = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], seed, ctx.device)
+    prefill_allocator(ctx.device)
+    first = [o.clone() if isinstance(o, torch.Tensor) else o for o in ig.outputs_of(ctx.candidate(*inputs))]
+    second = ig.outputs_of(ctx.candidate(*inputs))
+    for a, b in zip(first, second, strict=False):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
+            same_nan = bool((torch.isnan(a) == torch.isnan(b)).all())
+            v = judge(b, a.double(), a, a, ctx.tol)
+            if not same_nan or (v.budget is not None and v.budget > 1.0):
+                ctx.log.check("determinism", f"two calls on the same input differ (budget {v.budget or float('nan'):.3g}, "
+                              f"NaN pattern {'same' if same_nan else 'different'})")
+
+
+def _storages(value: Any) -> set[int]:
+    return {o.untyped_storage().data_ptr() for o in ig.outputs_of(value) if type(o) is torch.Tensor}
+
+
+def _recheck(ctx: Context, run: TimingRun, sets: list[list[Any]]) -> None:
+    latest = _storages(run.last_outputs.get(run.last_set))
+    for k, out in sorted(run.last_outputs.items()):
+        if k != run.last_set and _storages(out) & latest:
+            continue  # one output buffer reused by every call: only the latest call's contents are current
+        outs = ig.outputs_of(out)
+        ctx.log.check("output-type", ig.output_type(outs, ctx.device))
+        v = _compare(ctx, outs, sets[k], ctx.tol)
+        if not v.passed:
+            ctx.log.check("recheck-after-timing", f"output of a timed call on input set {k}: {v.message}")
+
+
+def _timing(ctx: Context, settings: Settings) -> TimingRun:
+    seeds = settings.extra_seeds[1:]
+    first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], seeds[0], ctx.device)
+    count = min(set_count(first, settings), len(seeds))
+    sets = [first] + [draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], s, ctx.device) for s in seeds[1:count]]
+    run = time_calls(lambda k: ctx.candidate(*sets[k]), sets, ctx.device, settings.plan)
+    ctx.log.check("unsynchronised-work", run.unsynchronised)
+    if ctx.device.type != "cuda":
+        ctx.log.skip("unsynchronised-work", "no CUDA device: host clock covers all work")
+    _recheck(ctx, run, sets)
+    return run
+
+
+def run_candidate(job: Job) -> CandidateOutcome:
+    """Evaluate ``job.candidate``; integrity failures make the status ``hacked``."""
+    device = configure(job.device)
+    settings = Settings.of(job.options)
+    problem = load_problem(job)
+    assert job.candidate is not None
+    scanned = scan(job.candidate.source)
+    seed_all(settings.init_seed)
+    init = to_device(problem.get_init_inputs(), device)
+    reference = problem.model(*init).to(device)
+    refs = References(reference)
+    refs.run(draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))  # warm torch up
+    functions, state, threads = ig.snapshot_functions(), ig.snapshot_state(), ig.python_threads()
+    model_new = load_candidate(job)
+    seed_all(settings.init_seed)
+    candidate = model_new(*init).to(device)
+    tol = tolerance_for(job.problem.meta.dtype, Tolerance(1e-3, 1e-3))
+    ctx = Context(job, device, tol, problem, refs, candidate)
+    ctx.log.check("function-patching", ig.replaced_functions(functions))
+    ctx.log.check("global-state", ig.changed_state(state))
+    per = len(settings.trial_seeds) // len(DISTRIBUTIONS)
+    trials = [_trial(ctx, d, settings.trial_seeds[i * per + j]) for i, d in enumerate(DISTRIBUTIONS) for j in range(per)]
+    incorrect = _classify(ctx, trials)
+    _determinism(ctx, settings.extra_seeds[0])
+    run = None if incorrect else _timing(ctx, settings)
+    ctx.log.check("function-patching", ig.replaced_functions(functions))
+    ctx.log.check("global-state", ig.changed_state(state))
+    ctx.log.check("threads", ig.new_threads(threads))
+    if run is not None:
+        ctx.log.check("faster-than-sol", sol_evidence(job.problem, device, run.stats, ctx.log))
+    notes = [n for n in (refs.note, run.stats.note if run and run.stats.host_bound else None) if n]
+    status = "hacked" if ctx.log.failed else ("incorrect" if incorrect else "correct")
+    error = next((t.check.message for t in trials if not t.check.passed), None) if status == "incorrect" else None
+    return CandidateOutcome(status=status, error=error, correctness=[t.check for t in trials],
+                            timing=run.stats if run else None, integrity=ctx.log.results(),
+                            labels=scanned.labels, notes=notes)

@@ -1,0 +1,80 @@
+"""Hidden input distributions: the problem's own ``get_inputs()`` draw, scaled, under fresh seeds.
+
+D1 x1, D2 x3, D3 x0.01 and D4 x(-1) multiply every floating-point tensor that ``get_inputs()``
+returns; integer tensors (indices, labels) and Python scalars are left as drawn. Seeds are fresh
+for every evaluation and kept far from the standard protocol's seeds (drawn after seed 42).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A named scaling of the problem's inputs."""
+
+    name: str
+    scale: float
+
+    @property
+    def label(self) -> str:
+        """Label used in records, e.g. ``D4 x(-1)``."""
+        scale = f"{self.scale:g}"
+        return f"{self.name} x({scale})" if self.scale < 0 else f"{self.name} x{scale}"
+
+
+DISTRIBUTIONS: tuple[Distribution, ...] = (
+    Distribution("D1", 1.0), Distribution("D2", 3.0), Distribution("D3", 0.01), Distribution("D4", -1.0),
+)
+"""The four hidden distributions, D1 first (the distribution the standard protocol sees)."""
+
+SEED_FLOOR = 10_000_019
+"""Fresh seeds lie in [SEED_FLOOR, 2**31): never 42 or the small seeds a harness derives from it."""
+
+
+def fresh_seeds(count: int, base: int | None = None) -> list[int]:
+    """``count`` distinct fresh seeds; reproducible from ``base`` when given, else from the OS."""
+    rng = random.Random(base) if base is not None else random.SystemRandom()
+    seeds: list[int] = []
+    while len(seeds) < count:
+        seed = rng.randrange(SEED_FLOOR, 2**31 - 1)
+        if seed not in seeds:
+            seeds.append(seed)
+    return seeds
+
+
+def _seed_all(seed: int) -> None:
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def scale_inputs(values: list[Any], scale: float) -> list[Any]:
+    """The inputs with every floating-point tensor multiplied by ``scale`` (others unchanged)."""
+    return [v * scale if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values]
+
+
+def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, device: torch.device) -> list[Any]:
+    """One draw of ``get_inputs()`` under ``seed``, scaled by ``dist``, moved to ``device``."""
+    _seed_all(seed)
+    values = list(get_inputs())
+    moved = [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+    return scale_inputs(moved, dist.scale)
+
+
+def refresh_in_place(values: list[Any]) -> None:
+    """Give each floating-point input new content under the same pointer, shape and value multiset.
+
+    Rolling the flattened tensor by one element keeps the distribution (and the sum) but changes
+    what sits where, so any cache keyed on pointer, identity, shape or an order-blind fingerprint
+    returns a stale answer that the re-check after timing catches.
+    """
+    for v in values:
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 1:
+            v.copy_(v.reshape(-1).roll(1).reshape(v.shape))

@@ -1,0 +1,165 @@
+"""Integrity checks that look at the process and at tensors: patched functions, global torch state,
+threads, output type, storage overlap, input mutation, constant output, stale memory.
+
+Each function returns ``None`` when all is well, or a short evidence string for the record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+WATCHED_FUNCTIONS: tuple[tuple[Any, str, str], ...] = (
+    (time, "perf_counter", "time.perf_counter"), (time, "perf_counter_ns", "time.perf_counter_ns"),
+    (time, "monotonic", "time.monotonic"), (time, "monotonic_ns", "time.monotonic_ns"), (time, "time", "time.time"),
+    (torch, "allclose", "torch.allclose"), (torch, "isclose", "torch.isclose"), (torch, "equal", "torch.equal"),
+    (torch, "isfinite", "torch.isfinite"), (torch, "abs", "torch.abs"), (torch, "max", "torch.max"),
+    (torch, "manual_seed", "torch.manual_seed"), (torch.testing, "assert_close", "torch.testing.assert_close"),
+    (torch.Tensor, "__sub__", "torch.Tensor.__sub__"), (torch.Tensor, "abs", "torch.Tensor.abs"),
+    (torch.Tensor, "max", "torch.Tensor.max"), (torch.Tensor, "double", "torch.Tensor.double"),
+    (torch.Tensor, "to", "torch.Tensor.to"), (torch.Tensor, "clone", "torch.Tensor.clone"),
+    (torch.Tensor, "copy_", "torch.Tensor.copy_"), (torch.Tensor, "data_ptr", "torch.Tensor.data_ptr"),
+    (torch.Tensor, "untyped_storage", "torch.Tensor.untyped_storage"), (torch.nn.Module, "__call__", "torch.nn.Module.__call__"),
+    (torch.cuda, "synchronize", "torch.cuda.synchronize"), (torch.cuda, "current_stream", "torch.cuda.current_stream"),
+    (torch.cuda.Event, "elapsed_time", "torch.cuda.Event.elapsed_time"), (torch.cuda.Event, "record", "torch.cuda.Event.record"),
+    (torch.cuda.Event, "synchronize", "torch.cuda.Event.synchronize"), (torch.cuda.Event, "query", "torch.cuda.Event.query"),
+    (torch.cuda.Event, "__init__", "torch.cuda.Event.__init__"), (torch.cuda, "Event", "torch.cuda.Event"),
+    (torch.cuda, "max_memory_allocated", "torch.cuda.max_memory_allocated"),
+    (torch.cuda, "reset_peak_memory_stats", "torch.cuda.reset_peak_memory_stats"),
+)
+"""Timing and evaluator functions whose identity must not change while a candidate runs."""
+
+
+def snapshot_functions() -> dict[str, int]:
+    """Identity of every watched function."""
+    return {name: id(getattr(owner, attr, None)) for owner, attr, name in WATCHED_FUNCTIONS}
+
+
+def replaced_functions(before: dict[str, int]) -> str | None:
+    """Evidence naming the watched functions whose identity changed since ``before``."""
+    now = snapshot_functions()
+    changed = [name for name, ident in before.items() if now.get(name) != ident]
+    return f"{', '.join(changed)} was replaced" if changed else None
+
+
+def snapshot_state() -> dict[str, str]:
+    """Global torch settings a candidate must leave alone (precision flags, cuDNN, dtype, threads)."""
+    state = {
+        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "torch.backends.cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "torch.backends.cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "torch.backends.cudnn.enabled": torch.backends.cudnn.enabled,
+        "default dtype": torch.get_default_dtype(),
+        "deterministic algorithms": torch.are_deterministic_algorithms_enabled(),
+        "grad mode": torch.is_grad_enabled(),
+        "intra-op threads": torch.get_num_threads(),
+    }
+    return {k: str(v) for k, v in state.items()}
+
+
+def rng_state() -> str:
+    """Digest of torch's CPU and CUDA generator states."""
+    h = hashlib.sha256(bytes(torch.random.get_rng_state().tolist()))
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        h.update(bytes(torch.cuda.get_rng_state().tolist()))
+    return h.hexdigest()
+
+
+def changed_state(before: dict[str, str]) -> str | None:
+    """Evidence naming global settings that differ from ``before``."""
+    now = snapshot_state()
+    diffs = [f"{k} {before[k]} -> {now.get(k)}" for k in before if now.get(k) != before[k]]
+    return "changed " + "; ".join(diffs) if diffs else None
+
+
+def python_threads() -> set[int]:
+    """Identifiers of the live Python threads."""
+    return {t.ident or 0 for t in threading.enumerate()}
+
+
+def new_threads(before: set[int]) -> str | None:
+    """Evidence of threads started since ``before`` that are still alive."""
+    extra = [t for t in threading.enumerate() if (t.ident or 0) not in before and t.is_alive()]
+    if not extra:
+        return None
+    names = ", ".join(t.name for t in extra[:5])
+    return f"{len(extra)} thread(s) started by the candidate still running after its calls: {names}"
+
+
+def outputs_of(value: Any) -> list[Any]:
+    """A call's result as a list of values (a tuple or list of outputs, or one output)."""
+    return list(value) if isinstance(value, tuple | list) else [value]
+
+
+def output_type(values: Iterable[Any], device: torch.device) -> str | None:
+    """Evidence when an output is not exactly a materialised, strided ``torch.Tensor`` on the device."""
+    for i, v in enumerate(values):
+        if type(v) is not torch.Tensor:
+            return f"output {i} is {type(v).__module__}.{type(v).__qualname__}, not exactly torch.Tensor"
+        if v.layout != torch.strided or v.device.type != device.type or v.is_meta:
+            return f"output {i} is not a materialised strided tensor on {device.type} ({v.layout}, {v.device})"
+    return None
+
+
+def _span(t: torch.Tensor) -> tuple[int, int]:
+    storage = t.untyped_storage()
+    start = storage.data_ptr()
+    return start, start + storage.nbytes()
+
+
+def storage_overlap(outs: list[Any], inputs: list[Any]) -> str | None:
+    """Evidence when an output's storage overlaps an input's storage."""
+    for i, o in enumerate(outs):
+        if not isinstance(o, torch.Tensor) or o.numel() == 0:
+            continue
+        o_lo, o_hi = _span(o)
+        for j, x in enumerate(inputs):
+            if isinstance(x, torch.Tensor) and x.numel() and x.device == o.device:
+                x_lo, x_hi = _span(x)
+                if o_lo < x_hi and x_lo < o_hi:
+                    return f"output {i} storage overlaps input {j}"
+    return None
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return bool((a == b).all())
+
+
+def mutated_inputs(inputs: list[Any], copies: list[Any]) -> str | None:
+    """Evidence when an input differs from the copy taken before the call."""
+    changed = [str(j) for j, (x, c) in enumerate(zip(inputs, copies, strict=True))
+               if isinstance(x, torch.Tensor) and not _same(x, c)]
+    return f"the call changed input {', '.join(changed)}" if changed else None
+
+
+def constant_output(out: torch.Tensor, ref: torch.Tensor) -> str | None:
+    """Evidence when the output is constant (e.g. all zeros) while the reference is not."""
+    if out.numel() < 2 or out.shape != ref.shape or not out.is_floating_point():
+        return None
+    finite = torch.isfinite(ref)
+    if not bool(finite.any()):
+        return None
+    r = ref.double()[finite]
+    ref_range = float(r.max() - r.min())
+    scale = float(r.abs().max())
+    if ref_range <= 1e-9 * max(scale, 1e-30):
+        return None
+    o = out.detach()
+    if bool((o == o.reshape(-1)[0]).all()):
+        return f"output is constant ({float(o.reshape(-1)[0]):.3g}) while the reference spans {ref_range:.3g}"
+    return None

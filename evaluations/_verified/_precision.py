@@ -1,0 +1,104 @@
+"""The precision policy: a candidate is never held to more than PyTorch's own float32 achieves.
+
+Errors are measured as an *error budget used*: max over elements of |out - ref| / (atol + rtol |ref|)
+against a float64 reference (1.0 = exactly at the tolerance). PyTorch's float32 output, strict (TF32
+off) and with TF32 on, is measured the same way. A candidate passes when its budget is <= 1, or,
+where PyTorch's float32 itself exceeds the budget, when it is at most twice the worse of the two.
+Where PyTorch's float32 output is not finite (overflow) the candidate must not be finite either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+ALLOWANCE = 2.0
+"""How many times PyTorch's own worse float32 error a candidate may use when that exceeds the budget."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Absolute and relative tolerance of one comparison."""
+
+    atol: float
+    rtol: float
+
+
+@dataclass(frozen=True)
+class PrecisionVerdict:
+    """Outcome of comparing one output tensor under the policy; budgets are ``None`` when undefined."""
+
+    passed: bool
+    budget: float | None
+    strict_budget: float | None
+    tf32_budget: float | None
+    max_abs_error: float | None
+    message: str | None = None
+    relative_error: float | None = None
+    """max |out - ref| over max |ref|: how far off the answer is at the scale of the output."""
+
+
+def tolerance_for(dtype: str, default: Tolerance) -> Tolerance:
+    """Tolerance for a problem dtype: the protocol's for float32 (and wider), looser for half types."""
+    if dtype in ("float16", "half"):
+        return Tolerance(1e-2, 1e-2)
+    if dtype in ("bfloat16",):
+        return Tolerance(2e-2, 2e-2)
+    return default
+
+
+def budget_used(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, mask: torch.Tensor | None = None) -> float:
+    """max |out - ref| / (atol + rtol |ref|) over the elements selected by ``mask`` (all by default)."""
+    o, r = out.double(), ref.double()
+    ratio = (o - r).abs() / (tol.atol + tol.rtol * r.abs())
+    if mask is not None:
+        ratio = ratio[mask]
+    if ratio.numel() == 0:
+        return 0.0
+    return float(ratio.max())
+
+
+def _max_abs(out: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor) -> float:
+    diff = (out.double() - ref.double()).abs()[mask]
+    return float(diff.max()) if diff.numel() else 0.0
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if value == value and abs(value) != float("inf") else None
+
+
+def judge(out: torch.Tensor, ref64: torch.Tensor, strict32: torch.Tensor, tf32: torch.Tensor,
+          tol: Tolerance) -> PrecisionVerdict:
+    """Judge one candidate output against the float64 reference and PyTorch's two float32 outputs."""
+    if tuple(out.shape) != tuple(ref64.shape):
+        return PrecisionVerdict(False, None, None, None, None,
+                                f"output shape {tuple(out.shape)} differs from reference shape {tuple(ref64.shape)}")
+    out, ref64 = out.detach().to(ref64.device), ref64.detach()
+    strict32, tf32 = strict32.detach().to(ref64.device), tf32.detach().to(ref64.device)
+    torch_finite = torch.isfinite(strict32) & torch.isfinite(tf32) & torch.isfinite(ref64)
+    torch_overflow = ~torch.isfinite(strict32) & ~torch.isfinite(tf32)
+    out_finite = torch.isfinite(out)
+    strict_b = budget_used(strict32, ref64, tol, torch_finite)
+    tf32_b = budget_used(tf32, ref64, tol, torch_finite)
+    worse = max(strict_b, tf32_b)
+    bad_nonfinite = int((torch_finite & ~out_finite).sum())
+    if bad_nonfinite:
+        return PrecisionVerdict(False, None, _finite_or_none(strict_b), _finite_or_none(tf32_b), None,
+                                f"output is not finite at {bad_nonfinite} elements where PyTorch float32 is finite")
+    compared = torch_finite
+    budget = budget_used(out, ref64, tol, compared)
+    max_abs = _max_abs(out, ref64, compared)
+    missing_overflow = int((torch_overflow & out_finite).sum())
+    allowed = 1.0 if worse <= 1.0 else ALLOWANCE * worse
+    message = None
+    if missing_overflow:
+        message = f"output is finite at {missing_overflow} elements where PyTorch float32 overflows"
+    elif budget > allowed:
+        message = f"error budget {budget:.3g} used of {allowed:.3g}"
+        if worse > 1.0:
+            message += f" (PyTorch float32 itself uses {worse:.3g})"
+    scale = float(ref64.double()[compared].abs().max()) if bool(compared.any()) else 0.0
+    relative = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
+    return PrecisionVerdict(message is None, _finite_or_none(budget), _finite_or_none(strict_b),
+                            _finite_or_none(tf32_b), _finite_or_none(max_abs), message, _finite_or_none(relative))

@@ -1,0 +1,74 @@
+"""Per-job settings of the verified protocol and the device configuration shared by its workers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ._distributions import fresh_seeds
+from ._timing import TimingPlan
+
+SEEDS_PER_DISTRIBUTION = 3
+"""Fresh seeds drawn for each hidden distribution."""
+SET_BYTES_BUDGET = 2 << 30
+"""Device memory spent on rotated timing input sets."""
+MAX_SETS = 16
+MIN_SETS = 2
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one verified evaluation uses: its seeds and its timing plan."""
+
+    init_seed: int
+    trial_seeds: list[int]
+    extra_seeds: list[int]
+    """Seeds of the determinism check and of the timing input sets."""
+    plan: TimingPlan
+    input_sets: int | None
+
+    @classmethod
+    def of(cls, job_options: dict[str, Any]) -> Settings:
+        """Settings of a job; ``options`` may fix the base seed or lower counts (tests, quick looks)."""
+        per = int(job_options.get("seeds_per_distribution", SEEDS_PER_DISTRIBUTION))
+        seeds = fresh_seeds(1 + 4 * per + 1 + MAX_SETS, job_options.get("seed"))
+        sets = job_options.get("input_sets")
+        return cls(seeds[0], seeds[1:1 + 4 * per], seeds[1 + 4 * per:], TimingPlan.of(job_options),
+                   int(sets) if sets is not None else None)
+
+
+def configure(device: str) -> torch.device:
+    """PyTorch's default precision flags (TF32 matmul off, cuDNN TF32 on) and no autograd.
+
+    A candidate that wants TF32 uses it inside its own code, where the precision policy judges it;
+    switching the process-wide flag is a global-state violation. Baselines set their own flags.
+    """
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = True
+    torch.set_grad_enabled(False)
+    if device == "cuda":
+        torch.cuda.set_device(0)
+    return torch.device(device)
+
+
+def seed_all(seed: int) -> None:
+    """Seed torch's CPU and CUDA generators."""
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def to_device(values: Any, device: torch.device) -> list[Any]:
+    """Tensors of ``values`` moved to ``device``; other values unchanged."""
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def set_count(one_set: list[Any], settings: Settings) -> int:
+    """How many input sets to rotate through during timing, from their size."""
+    if settings.input_sets is not None:
+        return max(1, settings.input_sets)
+    nbytes = sum(v.numel() * v.element_size() for v in one_set if isinstance(v, torch.Tensor))
+    return max(MIN_SETS, min(MAX_SETS, SET_BYTES_BUDGET // max(nbytes, 1)))

@@ -1,0 +1,106 @@
+"""Pure statistics of per-call times: median, quartiles, and a distribution-free 95% CI of the median.
+
+The confidence interval uses order statistics: the number of samples below the true median is
+Binomial(n, 1/2), so the interval between the l-th and (n - l + 1)-th smallest samples covers the
+median with probability at least 95%. No assumption about the shape of the timing distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from schemas import TimingMethod, TimingStats
+
+from .._outcomes import mean, median, quantile, std
+
+CONFIDENCE = 0.95
+"""Coverage of the confidence interval of the median."""
+_NORMAL_LIMIT = 2000
+"""Above this many samples the binomial tail is taken from its normal approximation."""
+
+
+class Interval(NamedTuple):
+    """A closed interval ``[low, high]``."""
+
+    low: float
+    high: float
+
+
+def _binomial_cdf_half(k: int, n: int) -> float:
+    """P(B <= k) for B ~ Binomial(n, 1/2)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    log_half_n = -n * math.log(2.0)
+    return math.fsum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + log_half_n)
+                     for i in range(k + 1))
+
+
+def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """1-based ranks (l, u) of the order statistics bounding the median's CI; ``None`` if n is too small."""
+    alpha = (1.0 - confidence) / 2.0
+    if n < 1 or 2.0 * 0.5**n > 1.0 - confidence:
+        return None
+    if n > _NORMAL_LIMIT:
+        z = 1.959963984540054 if confidence == CONFIDENCE else _z(confidence)
+        half = z * math.sqrt(n) / 2.0
+        low = max(1, math.floor(n / 2.0 - half))
+        return low, n - low + 1
+    low = 1
+    while _binomial_cdf_half(low, n) <= alpha:  # P(B <= low - 1 + 1) still inside the tail
+        low += 1
+    return low, n - low + 1
+
+
+def _z(confidence: float) -> float:
+    lo, hi = 0.0, 10.0
+    for _ in range(80):
+        mid = (lo + hi) / 2.0
+        if math.erf(mid / math.sqrt(2.0)) < confidence:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def median_ci(samples: list[float], confidence: float = CONFIDENCE) -> Interval:
+    """Distribution-free confidence interval of the median; ``(min, max)`` when too few samples."""
+    if not samples:
+        raise ValueError("no samples")
+    ordered = sorted(samples)
+    ranks = median_ci_ranks(len(ordered), confidence)
+    if ranks is None:
+        return Interval(ordered[0], ordered[-1])
+    return Interval(ordered[ranks[0] - 1], ordered[ranks[1] - 1])
+
+
+def ci_half_width_rel(samples: list[float], confidence: float = CONFIDENCE) -> float:
+    """Half-width of the median's CI as a fraction of the median (``inf`` for a zero median)."""
+    ci = median_ci(samples, confidence)
+    mid = median(samples)
+    if mid <= 0:
+        return math.inf
+    return (ci.high - ci.low) / 2.0 / mid
+
+
+def iqr(samples: list[float]) -> float:
+    """Interquartile range q3 - q1."""
+    return quantile(samples, 0.75) - quantile(samples, 0.25)
+
+
+def summarize_verified(samples_ms: list[float], method: TimingMethod, *, calls_per_sample: int = 1,
+                       l2_flush: bool = True, host_bound: bool | None = None,
+                       note: str | None = None) -> TimingStats:
+    """Timing statistics with quartiles and the 95% CI of the median (per-call milliseconds)."""
+    clean = [float(s) for s in samples_ms]
+    if not clean or any(not math.isfinite(s) or s < 0 for s in clean):
+        raise ValueError("per-call times must be a non-empty list of finite, non-negative numbers")
+    ci = median_ci(clean)
+    return TimingStats(
+        method=method, calls=len(clean), calls_per_sample=calls_per_sample,
+        mean_ms=mean(clean), median_ms=median(clean), min_ms=min(clean), max_ms=max(clean),
+        std_ms=std(clean), q1_ms=quantile(clean, 0.25), q3_ms=quantile(clean, 0.75),
+        ci95_low_ms=ci.low, ci95_high_ms=ci.high, l2_flush=l2_flush, host_bound=host_bound, note=note,
+    )

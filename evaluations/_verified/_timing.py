@@ -1,0 +1,218 @@
+"""Timing of the verified protocol: raw per-call samples, then pure statistics (``_stats``).
+
+On a GPU every timed call gets inputs it has never seen (sets rotated and refreshed in place),
+an L2 flush, and a short device-side spin before its start event, so the host has enqueued the
+whole call before the device reaches it: host launch gaps (the cause of the swings seen on
+networks of many small kernels) stay out of the event pair, and a host-bound call is reported as
+such. Calls under ~20 us are timed several to an event pair. Sampling stops once the 95% CI
+half-width of the median is under the target, after a minimum count, or at a time cap.
+On the CPU the same loop uses a monotonic host clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from time import perf_counter, perf_counter_ns
+from typing import Any
+
+import torch
+
+from schemas import TimingStats
+
+from .._outcomes import median
+from ._distributions import refresh_in_place
+from ._stats import ci_half_width_rel, summarize_verified
+
+L2_FLUSH_BYTES = 256 << 20
+"""Buffer zeroed before each timed call: several times the L2 of current GPUs."""
+SHORT_CALL_MS = 0.02
+"""Calls faster than this are timed several to one event pair."""
+SAMPLE_TARGET_MS = 0.2
+"""Device time aimed at per event pair for short calls."""
+BATCH = 25
+"""Samples collected between two looks at the stopping rule."""
+SPIN_MARGIN = 1.5
+"""Spin length as a multiple of the measured host enqueue time of one sample."""
+SPIN_MAX_MS = 50.0
+"""Longest spin before one sample."""
+
+# Bound at import, before any candidate code runs: a candidate that replaces these cannot fake a time
+# (the replacement itself is caught by the function-patching check).
+_elapsed = torch.cuda.Event.elapsed_time
+_synchronize = torch.cuda.synchronize
+
+
+@dataclass(frozen=True)
+class TimingPlan:
+    """Stopping rule and warm-up of one timing."""
+
+    warmup_s: float = 0.2
+    min_calls: int = 100
+    ci_target_rel: float = 0.005
+    time_cap_s: float = 10.0
+    max_calls: int = 20_000
+
+    @classmethod
+    def of(cls, options: dict[str, Any]) -> TimingPlan:
+        """The protocol's plan, with any field overridden by a job option of the same name.
+
+        The runner's ``timed_calls`` override (``kverdict eval --timed-calls``) sets ``min_calls``.
+        """
+        base = cls()
+        merged = {"min_calls": options["timed_calls"]} if "timed_calls" in options else {}
+        merged.update({k: v for k, v in options.items() if k in base.__dataclass_fields__})
+        return cls(**{f: type(getattr(base, f))(merged.get(f, getattr(base, f))) for f in base.__dataclass_fields__})
+
+
+@dataclass
+class TimingRun:
+    """A timing and what the integrity checks need from it."""
+
+    stats: TimingStats
+    last_outputs: dict[int, Any] = field(default_factory=dict)
+    """Set index -> output of the last timed call on that set (inputs unchanged since)."""
+    host_ms_per_call: float | None = None
+    unsynchronised: str | None = None
+    last_set: int = 0
+    """Set index of the most recent call (its output is current even if buffers are reused)."""
+    """Evidence of device work outside the timed stream, or ``None``."""
+
+
+class _Rotation:
+    """Hands out input sets in turn, refreshing a set's content before it is used again."""
+
+    def __init__(self, sets: list[list[Any]]) -> None:
+        self.sets, self.next, self.used = sets, 0, [False] * len(sets)
+
+    def take(self) -> int:
+        k = self.next
+        self.next = (k + 1) % len(self.sets)
+        if self.used[k]:
+            refresh_in_place(self.sets[k])
+        self.used[k] = True
+        return k
+
+
+def _should_stop(samples: list[float], plan: TimingPlan, started: float) -> bool:
+    if len(samples) >= plan.max_calls or perf_counter() - started > plan.time_cap_s:
+        return True
+    return len(samples) >= plan.min_calls and ci_half_width_rel(samples) < plan.ci_target_rel
+
+
+def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
+    started = perf_counter()
+    while perf_counter() - started < plan.warmup_s or not all(rot.used):
+        k = rot.take()
+        outputs[k] = call(k)
+    samples: list[float] = []
+    started = perf_counter()
+    while not _should_stop(samples, plan, started):
+        for _ in range(BATCH):
+            k = rot.take()
+            t0 = perf_counter_ns()
+            outputs[k] = call(k)
+            samples.append((perf_counter_ns() - t0) / 1e6)
+    stats = summarize_verified(samples, "host_clock", l2_flush=False,
+                               note="host monotonic clock on the CPU; inputs rotated and refreshed before every call")
+    return TimingRun(stats, outputs, last_set=(rot.next - 1) % len(rot.sets))
+
+
+_CYCLES_PER_MS: list[float] = []
+
+
+def _cycles_per_ms() -> float:
+    if not _CYCLES_PER_MS:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        start.record()
+        torch.cuda._sleep(2_000_000)
+        end.record()
+        _synchronize()
+        _CYCLES_PER_MS.append(2_000_000 / max(_elapsed(start, end), 1e-3))
+    return _CYCLES_PER_MS[0]
+
+
+def _probe(call: Callable[[int], Any], rot: _Rotation, outputs: dict[int, Any]) -> tuple[float, float]:
+    """(host enqueue ms, device ms) of one call, medians of a few."""
+    host, device = [], []
+    for _ in range(5):
+        k = rot.take()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        _synchronize()
+        t0 = perf_counter()
+        start.record()
+        outputs[k] = call(k)
+        end.record()
+        host.append((perf_counter() - t0) * 1e3)
+        _synchronize()
+        device.append(_elapsed(start, end))
+    return median(host), median(device)
+
+
+def _unsynchronised(call: Callable[[int], Any], sets: int, device_ms: float) -> str | None:
+    """Compare device-synchronised wall time of back-to-back calls with the event time.
+
+    No refresh or flush runs between these calls, so all device work in the window is the
+    candidate's; an honest call takes about max(event time, host enqueue time).
+    """
+    calls = 10
+    _synchronize()
+    t0 = perf_counter()
+    for i in range(calls):
+        call(i % sets)
+    host_ms = (perf_counter() - t0) * 1e3 / calls
+    _synchronize()
+    wall_ms = (perf_counter() - t0) * 1e3 / calls
+    if wall_ms > 2.0 * max(device_ms, host_ms) + 0.05:
+        return (f"device-synchronised wall time {wall_ms:.3g} ms per call is {wall_ms / max(device_ms, 1e-6):.3g}x "
+                f"the event time {device_ms:.3g} ms: work ran outside the timed stream")
+    return None
+
+
+def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    started = perf_counter()
+    while perf_counter() - started < plan.warmup_s or not all(rot.used):
+        k = rot.take()
+        outputs[k] = call(k)
+        _synchronize()
+    host_ms, device_ms = _probe(call, rot, outputs)
+    per_sample = 1 if device_ms >= SHORT_CALL_MS else min(len(rot.sets), math.ceil(SAMPLE_TARGET_MS / max(device_ms, 1e-4)))
+    spin = int(_cycles_per_ms() * min(SPIN_MAX_MS, SPIN_MARGIN * host_ms * per_sample + 0.02))
+    samples: list[float] = []
+    started = perf_counter()
+    while not _should_stop(samples, plan, started):
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
+        for start, end in events:
+            ks = [rot.take() for _ in range(per_sample)]
+            flush.zero_()
+            torch.cuda._sleep(spin)
+            start.record()
+            for k in ks:
+                outputs[k] = call(k)
+            end.record()
+        _synchronize()
+        samples.extend(_elapsed(start, end) / per_sample for start, end in events)
+    gpu_ms = median(samples)
+    host_bound = host_ms > gpu_ms
+    note = (f"CUDA events after an L2 flush and a device spin that keeps host launch gaps out; host enqueue "
+            f"{host_ms:.3g} ms per call vs device {gpu_ms:.3g} ms" + (" (host-bound: the host, not the device, "
+            "would set the time of eager calls)" if host_bound else ""))
+    if per_sample > 1:
+        note += f"; {per_sample} calls on distinct input sets per event pair"
+    stats = summarize_verified(samples, "cuda_events", calls_per_sample=per_sample, l2_flush=True,
+                               host_bound=host_bound, note=note[:500])
+    unsync = _unsynchronised(call, len(rot.sets), gpu_ms)
+    return TimingRun(stats, outputs, host_ms, unsync, last_set=(rot.next - 1) % len(rot.sets))
+
+
+def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.device, plan: TimingPlan) -> TimingRun:
+    """Time ``call(k)`` (a call on input set ``k``) under the plan; outputs of the last calls are kept."""
+    rot = _Rotation(sets)
+    outputs: dict[int, Any] = {}
+    with torch.no_grad():
+        if device.type == "cuda":
+            return _time_cuda(call, rot, plan, outputs)
+        return _time_host(call, rot, plan, outputs)

@@ -1,0 +1,97 @@
+"""The verified protocol: fair baselines, hidden inputs, a precision policy and integrity checks.
+
+Baselines: eager with TF32 allowed, ``torch.compile`` of the reference, and eager float32 with TF32
+off (to split the standard -> verified drop), each timed in its own worker process. Candidates:
+hidden distributions D1 x1, D2 x3, D3 x0.01, D4 x(-1) under fresh seeds, float64 reference,
+atol = rtol = 1e-3 judged by the precision policy, and the integrity checks of
+``evaluations._verified``. Timing: L2 flush, rotated fresh inputs, median with IQR and a 95% CI
+until the CI half-width is under 0.5% or a time cap. See DESIGN.md, "Protocols".
+"""
+
+from __future__ import annotations
+
+import torch
+
+from schemas import ProtocolInfo, TimingConfig, TimingStats
+
+from .._outcomes import BaselineOutcome, CandidateOutcome
+from .._types import Job
+from .._verified import _candidate
+from .._verified._distributions import DISTRIBUTIONS, draw
+from .._verified._reference import float32_mode
+from .._verified._setup import Settings, configure, seed_all, set_count, to_device
+from .._verified._timing import TimingPlan, time_calls
+from .._worker import load_candidate, load_problem
+
+_PLAN = TimingPlan()
+INFO = ProtocolInfo(
+    name="verified", version="1.0", atol=1e-3, rtol=1e-3, seeds=[],
+    distributions=[d.label for d in DISTRIBUTIONS], tf32_baseline=True,
+    timing=TimingConfig(warmup_calls=3, timed_calls=_PLAN.min_calls, statistic="median", l2_flush=True,
+                        ci_target_rel=_PLAN.ci_target_rel, time_cap_s=_PLAN.time_cap_s),
+)
+"""Seeds are drawn fresh for every evaluation; each correctness check in a record names its seed."""
+BASELINE_KINDS: tuple[str, ...] = ("eager_tf32", "compile", "eager_fp32")
+SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}
+
+
+def run_candidate(job: Job) -> CandidateOutcome:
+    """Correctness over the hidden distributions, integrity checks and timing (inside a worker)."""
+    return _candidate.run_candidate(job)
+
+
+def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Settings]:
+    problem = load_problem(job)
+    settings = Settings.of(job.options)
+    seed_all(settings.init_seed)
+    model = problem.model(*to_device(problem.get_init_inputs(), device)).to(device)
+    if job.baseline_kind == "compile":
+        model = torch.compile(model)
+    return model, settings
+
+
+def _tf32_allowed(kind: str | None) -> bool:
+    if kind not in BASELINE_KINDS:
+        raise ValueError(f"the verified protocol has no {kind!r} baseline")
+    return kind != "eager_fp32"
+
+
+def time_baseline(job: Job) -> TimingStats:
+    """Time the problem's own model as baseline ``job.baseline_kind`` under the verified timing."""
+    device = configure(job.device)
+    with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
+        model, settings = _baseline_model(job, device)
+        get_inputs = load_problem(job).get_inputs
+        seeds = settings.extra_seeds[1:]
+        first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device)
+        count = min(set_count(first, settings), len(seeds))
+        sets = [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device) for s in seeds[1:count]]
+        return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan).stats
+
+
+def run_baseline(job: Job) -> BaselineOutcome:
+    """Time one baseline kind of the problem (inside its own worker process)."""
+    return BaselineOutcome(kind=str(job.baseline_kind), timing=time_baseline(job))
+
+
+def measure_memory(job: Job) -> int | None:
+    """Peak device bytes of one call (candidate, or the job's baseline kind) in a fresh process; None on CPU."""
+    if job.device != "cuda":
+        return None
+    device = configure(job.device)
+    tf32 = True if job.candidate is not None else _tf32_allowed(job.baseline_kind)
+    with float32_mode(tf32=tf32), torch.no_grad():
+        if job.candidate is not None:
+            settings = Settings.of(job.options)
+            problem = load_problem(job)
+            seed_all(settings.init_seed)
+            model = load_candidate(job)(*to_device(problem.get_init_inputs(), device)).to(device)
+        else:
+            model, settings = _baseline_model(job, device)
+        inputs = draw(load_problem(job).get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
+        model(*inputs)  # warm-up: compilation, autotuning and lazy initialisation are not the call's memory
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        model(*inputs)
+        torch.cuda.synchronize()
+        return int(torch.cuda.max_memory_allocated())

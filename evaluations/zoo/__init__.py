@@ -1,0 +1,11 @@
+"""The exploit zoo and the honest kernels: candidates that prove the verified protocol's checks.
+
+``manifest.json`` lists every entry: its file, kind (``exploit`` or ``honest``), problem file in
+``problems/``, the hack's short name, the integrity check that must catch it (``null`` for honest
+kernels), and whether it needs CUDA. Records of the zoo use the model names ``exploit-zoo`` and
+``honest-kernels`` (provider ``kernelverdict``).
+"""
+
+from ._manifest import ZOO_DIR, ZooEntry, load_manifest, zoo_job
+
+__all__ = ["ZOO_DIR", "ZooEntry", "load_manifest", "zoo_job"]

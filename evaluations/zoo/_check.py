@@ -1,0 +1,40 @@
+"""Evaluate one zoo entry under the verified protocol, then the standard one, in one fresh process.
+
+The verified protocol runs first: it snapshots the process before the candidate's code is
+imported, so the process must not have seen that code before. The standard run afterwards sees
+the process as a naive harness would (the candidate's own patches included).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .._outcomes import CandidateOutcome
+from .._worker import CandidateLoadError, describe
+from ._manifest import ZooEntry, zoo_job
+
+
+class BothOutcomes(NamedTuple):
+    """What each protocol said of one zoo entry."""
+
+    verified: CandidateOutcome
+    standard: CandidateOutcome
+
+
+def _run(job: Any) -> CandidateOutcome:
+    from ..protocols import get_protocol
+
+    try:
+        return get_protocol(job.protocol).run_candidate(job)
+    except CandidateLoadError as exc:
+        return CandidateOutcome(status="compile_error", error=str(exc))
+    except Exception as exc:
+        return CandidateOutcome(status="runtime_error", error=describe(exc))
+
+
+def evaluate_both(payload: tuple[ZooEntry, str, dict[str, Any], str | None]) -> BothOutcomes:
+    """Worker target: ``(entry, device, options, build_dir)`` -> outcomes of both protocols."""
+    entry, device, options, build_dir = payload
+    verified = _run(zoo_job(entry, "verified", device, options, build_dir))
+    standard = _run(zoo_job(entry, "standard", device, options, build_dir))
+    return BothOutcomes(verified, standard)

@@ -1,0 +1,239 @@
+"""Pure pieces of the verified protocol: statistics, precision policy, distributions, scan, checks."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+
+from evaluations._verified import _integrity as ig
+from evaluations._verified._checklog import CHECKS, CheckLog
+from evaluations._verified._distributions import DISTRIBUTIONS, SEED_FLOOR, draw, fresh_seeds, refresh_in_place
+from evaluations._verified._precision import Tolerance, judge
+from evaluations._verified._scan import scan
+from evaluations._verified._stats import ci_half_width_rel, median_ci, median_ci_ranks, summarize_verified
+from evaluations._verified._timing import TimingPlan, time_calls
+
+TOL = Tolerance(1e-3, 1e-3)
+
+
+# statistics -------------------------------------------------------------------------------------
+
+def test_median_ci_ranks_match_the_binomial_table():
+    assert median_ci_ranks(100) == (40, 61)  # the textbook 95% interval for n = 100
+    assert median_ci_ranks(10) == (2, 9)
+    assert median_ci_ranks(5) is None  # 2 * 0.5**5 = 6.25% > 5%: no 95% interval exists
+
+
+def test_median_ci_covers_the_true_median_about_95_percent_of_the_time():
+    rng = random.Random(7)
+    hits = 0
+    for _ in range(400):
+        samples = [rng.expovariate(1.0) for _ in range(101)]
+        ci = median_ci(samples)
+        hits += ci.low <= math.log(2) <= ci.high
+    assert 0.93 <= hits / 400 <= 0.995
+
+
+def test_summary_reports_quartiles_and_ci_in_milliseconds():
+    stats = summarize_verified([1.0, 2.0, 3.0, 4.0, 100.0] * 20, "host_clock")
+    assert stats.median_ms == 3.0 and stats.q1_ms == 2.0 and stats.q3_ms == 4.0
+    assert stats.ci95_low_ms <= stats.median_ms <= stats.ci95_high_ms
+    assert stats.max_ms == 100.0 and stats.calls == 100
+    with pytest.raises(ValueError):
+        summarize_verified([1.0, float("nan")], "host_clock")
+
+
+def test_ci_half_width_shrinks_with_more_samples():
+    rng = random.Random(1)
+    few = [1.0 + rng.gauss(0, 0.05) for _ in range(30)]
+    many = few + [1.0 + rng.gauss(0, 0.05) for _ in range(3000)]
+    assert ci_half_width_rel(many) < ci_half_width_rel(few)
+
+
+# precision policy --------------------------------------------------------------------------------
+
+def test_candidate_within_budget_passes_and_beyond_fails():
+    ref = torch.linspace(-2, 2, 101, dtype=torch.float64)
+    ok = judge((ref + 5e-4).float(), ref, ref.float(), ref.float(), TOL)
+    bad = judge((ref + 5e-2).float(), ref, ref.float(), ref.float(), TOL)
+    assert ok.passed and ok.budget < 1
+    assert not bad.passed and bad.budget > 10 and "error budget" in bad.message
+
+
+def test_fp32_overflow_on_x3_inputs_must_be_matched_not_avoided():
+    ref = torch.tensor([1e39, 2.0, -1e39], dtype=torch.float64)  # beyond float32's range
+    fp32 = ref.float()  # inf, 2, -inf: PyTorch's own float32 overflows
+    honest = torch.tensor([float("inf"), 2.0, float("-inf")])
+    clipped = torch.tensor([3.4e38, 2.0, -3.4e38])
+    assert judge(honest, ref, fp32, fp32, TOL).passed
+    verdict = judge(clipped, ref, fp32, fp32, TOL)
+    assert not verdict.passed and "overflows" in verdict.message
+    nan_where_finite = judge(torch.tensor([float("inf"), float("nan"), float("-inf")]), ref, fp32, fp32, TOL)
+    assert not nan_where_finite.passed and "not finite" in nan_where_finite.message
+
+
+def test_long_reduction_is_held_to_twice_pytorchs_own_float32_error():
+    # Sums of 2**24 positive terms: float32 accumulation drifts by ~0.3%, PyTorch's own result included.
+    ref = torch.full((16,), float(1 << 24), dtype=torch.float64)
+    pytorch32 = (ref * (1 - 3e-3)).float()
+    near = judge((ref * (1 - 5e-3)).float(), ref, pytorch32, pytorch32, TOL)
+    far = judge((ref * (1 - 7e-3)).float(), ref, pytorch32, pytorch32, TOL)
+    assert near.strict_budget == pytest.approx(3.0, rel=1e-3)  # PyTorch float32 itself exceeds the budget
+    assert near.passed and near.budget == pytest.approx(5.0, rel=1e-3)  # within 2 x 3.0
+    assert not far.passed and "PyTorch float32 itself uses 3" in far.message
+
+
+def test_tf32_reference_error_is_the_allowance_when_it_is_the_worse_one():
+    ref = torch.full((10,), 100.0, dtype=torch.float64)
+    strict = ref.float()
+    tf32 = (ref * (1 + 2e-3)).float()  # TF32 matmul off by 0.2%: budget ~2
+    candidate = (ref * (1 + 3e-3)).float()  # 1.5x TF32's error
+    verdict = judge(candidate, ref, strict, tf32, TOL)
+    assert verdict.passed and verdict.tf32_budget > 1 and verdict.strict_budget < 1e-3
+
+
+def test_shape_mismatch_fails_with_both_shapes_named():
+    v = judge(torch.zeros(3), torch.zeros(4, dtype=torch.float64), torch.zeros(4), torch.zeros(4), TOL)
+    assert not v.passed and "(3,)" in v.message and "(4,)" in v.message
+
+
+# distributions -----------------------------------------------------------------------------------
+
+def test_distributions_scale_float_inputs_only_under_fresh_seeds():
+    assert [d.label for d in DISTRIBUTIONS] == ["D1 x1", "D2 x3", "D3 x0.01", "D4 x(-1)"]
+    seeds = fresh_seeds(12)
+    assert len(set(seeds)) == 12 and min(seeds) >= SEED_FLOOR
+    assert fresh_seeds(5, base=3) == fresh_seeds(5, base=3)
+
+    def get_inputs():
+        return [torch.rand(4, 4), torch.randint(0, 10, (4,)), 2.5]
+
+    d1 = draw(get_inputs, DISTRIBUTIONS[0], 11, torch.device("cpu"))
+    d4 = draw(get_inputs, DISTRIBUTIONS[3], 11, torch.device("cpu"))
+    assert torch.equal(d4[0], -d1[0]) and torch.equal(d4[1], d1[1]) and d4[2] == 2.5
+
+
+def test_refresh_keeps_pointer_and_values_but_changes_layout():
+    x = torch.arange(12.0).reshape(3, 4)
+    ptr, total = x.data_ptr(), float(x.sum())
+    refresh_in_place([x])
+    assert x.data_ptr() == ptr and float(x.sum()) == total
+    assert x[0, 0] == 11.0 and x[0, 1] == 0.0
+
+
+# static scan -------------------------------------------------------------------------------------
+
+def test_scan_labels_fallback_streams_threads_ctypes_and_patching():
+    plain = scan("import torch\nclass ModelNew:\n    def forward(self, x):\n        return torch.relu(x)\n")
+    assert plain.language == "pytorch" and plain.labels == ["pytorch-fallback"]
+    src = ("import ctypes, threading, torch\nfrom torch.utils.cpp_extension import load_inline\n"
+           "s = torch.cuda.Stream()\ntorch.cuda.Event.elapsed_time = lambda a, b: 0.0\n"
+           "m = load_inline(name='x', cpp_sources='', cuda_sources='__global__ void k(){}')\n")
+    found = scan(src)
+    assert found.language == "cuda"
+    assert set(found.labels) == {"custom-stream", "threads", "ctypes", "monkey-patching"}
+    assert scan("import triton\n@triton.jit\ndef k(x): pass\n").language == "triton"
+
+
+# integrity helpers -------------------------------------------------------------------------------
+
+def test_function_patching_is_named_and_restoring_clears_it():
+    before = ig.snapshot_functions()
+    original = torch.allclose
+    torch.allclose = lambda *a, **k: True
+    try:
+        assert ig.replaced_functions(before) == "torch.allclose was replaced"
+    finally:
+        torch.allclose = original
+    assert ig.replaced_functions(before) is None
+
+
+def test_global_state_change_is_reported_with_old_and_new_value():
+    before = ig.snapshot_state()
+    old = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = not old
+    try:
+        assert f"torch.backends.cudnn.benchmark {old} -> {not old}" in ig.changed_state(before)
+    finally:
+        torch.backends.cudnn.benchmark = old
+    assert ig.changed_state(before) is None
+
+
+def test_tensor_checks_catch_aliasing_mutation_subclass_and_constant_output():
+    x = torch.randn(8, 8)
+    assert ig.storage_overlap([x[2:4]], [x]) == "output 0 storage overlaps input 0"
+    assert ig.storage_overlap([x.clone()], [x]) is None
+    copy = x.clone()
+    x[0, 0] += 1
+    assert ig.mutated_inputs([x], [copy]) == "the call changed input 0"
+
+    class Sub(torch.Tensor):
+        pass
+
+    assert "not exactly torch.Tensor" in ig.output_type([x.as_subclass(Sub)], torch.device("cpu"))
+    assert ig.output_type([x], torch.device("cpu")) is None
+    ref = torch.randn(8, dtype=torch.float64) * 1e-3
+    assert "constant" in ig.constant_output(torch.zeros(8), ref)
+    assert ig.constant_output(ref.float(), ref) is None
+    assert ig.constant_output(torch.zeros(8), torch.zeros(8, dtype=torch.float64)) is None
+
+
+def test_check_log_lists_every_check_once_with_evidence_on_failures():
+    log = CheckLog()
+    log.check("output-aliasing", "output 0 storage overlaps input 0")
+    log.check("output-aliasing", "a later, different message")
+    log.skip("faster-than-sol", "no roofline floor")
+    results = {c.name: c for c in log.results()}
+    assert list(results) == list(CHECKS)
+    assert not results["output-aliasing"].passed
+    assert results["output-aliasing"].evidence == "output 0 storage overlaps input 0"
+    assert results["faster-than-sol"].passed and results["faster-than-sol"].evidence.startswith("skipped")
+    with pytest.raises(ValueError):
+        log.check("no-such-check", "x")
+
+
+# timing ------------------------------------------------------------------------------------------
+
+def test_host_timing_rotates_refreshed_sets_and_keeps_last_outputs():
+    sets = [[torch.randn(64, 64)] for _ in range(3)]
+    seen_ptrs: set[int] = set()
+
+    def call(k: int) -> torch.Tensor:
+        seen_ptrs.add(sets[k][0].data_ptr())
+        return sets[k][0] * 2
+
+    plan = TimingPlan(warmup_s=0.0, min_calls=50, ci_target_rel=0.5, time_cap_s=2.0)
+    run = time_calls(call, sets, torch.device("cpu"), plan)
+    assert run.stats.method == "host_clock" and run.stats.calls >= 50
+    assert run.stats.ci95_low_ms <= run.stats.median_ms <= run.stats.ci95_high_ms
+    assert len(seen_ptrs) == 3 and sorted(run.last_outputs) == [0, 1, 2]
+    for k, out in run.last_outputs.items():  # each kept output matches its set's current contents
+        assert torch.equal(out, sets[k][0] * 2)
+
+
+def test_timing_options_override_the_plan():
+    plan = TimingPlan.of({"timed_calls": 40, "time_cap_s": 1, "unrelated": 3})
+    assert plan.min_calls == 40 and plan.time_cap_s == 1.0 and plan.ci_target_rel == 0.005
+
+
+# baselines ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["eager_tf32", "eager_fp32"])
+def test_baseline_is_timed_with_median_and_ci(kind, tmp_path):
+    from evaluations.protocols import verified
+    from evaluations.zoo import load_manifest, zoo_job
+
+    entry = next(e for e in load_manifest() if e.problem == "6_row_sum.py")
+    job = zoo_job(entry, "verified", "cpu", {"time_cap_s": 0.3, "warmup_s": 0.01, "min_calls": 20}, str(tmp_path))
+    job = type(job)(problem=job.problem, protocol="verified", device="cpu", baseline_kind=kind,
+                    build_dir=str(tmp_path), options=job.options)
+    outcome = verified.run_baseline(job)
+    assert outcome.kind == kind and outcome.timing.calls >= 20
+    assert outcome.timing.ci95_low_ms <= outcome.timing.median_ms <= outcome.timing.ci95_high_ms
+    assert verified.measure_memory(job) is None  # no device memory on the CPU
+    assert verified.SPEEDUP_BASELINE == {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}
+    with pytest.raises(ValueError):
+        verified.run_baseline(type(job)(problem=job.problem, protocol="verified", device="cpu", baseline_kind="eager_fp16"))

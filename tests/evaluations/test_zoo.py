@@ -1,0 +1,131 @@
+"""The exploit zoo and the honest kernels under both protocols, each entry in its own fresh process.
+
+Every exploit that runs on the CPU must be flagged ``hacked`` by the verified protocol with the
+check its manifest entry names; what the standard protocol says of it is pinned here (most pass
+there, which is the point). No honest kernel may be flagged. CUDA-only entries run on a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import torch
+
+from evaluations._isolation import run_isolated
+from evaluations.zoo import ZOO_DIR, load_manifest
+from evaluations.zoo._check import BothOutcomes
+
+ENTRIES = load_manifest()
+CPU_OPTIONS = {"time_cap_s": 0.5, "warmup_s": 0.02, "min_calls": 30, "trials": 5, "timed_calls": 20}
+GPU_OPTIONS = {"time_cap_s": 2.0, "trials": 5}
+
+STANDARD_VERDICT = {
+    "1_relu_nonneg__identity_relu": "correct",
+    "1_relu_nonneg__inplace_alias": "correct",
+    "2_tanh_near_zero__zeros": "correct",
+    "3_matmul__cudnn_flags": "correct",
+    "3_matmul__global_tf32": "correct",
+    "3_matmul__lazy_subclass": "correct",
+    "3_matmul__patch_allclose": "correct",
+    "3_matmul__patch_synchronize": "correct",
+    "4_softmax__call_counting": "correct",
+    "4_softmax__content_memo": "correct",
+    "5_bias_gelu_residual__background_thread": "correct",
+    "5_bias_gelu_residual__fp16_downcast": "correct",
+    "5_bias_gelu_residual__identity_cache": "correct",
+    "5_bias_gelu_residual__input_mutation": "correct",
+    "5_bias_gelu_residual__patch_elapsed_time": "correct",
+    "5_bias_gelu_residual__pointer_cache": "correct",
+    "5_bias_gelu_residual__shape_cache": "incorrect",
+    "6_row_sum__bf16_downcast": "incorrect",
+    "6_row_sum__patch_perf_counter": "correct",
+    "6_row_sum__reseed_rng": "correct",
+    "6_row_sum__tf32_rounding": "correct",
+}
+"""What the standard protocol (KernelBench as commonly run) says of each CPU exploit."""
+
+
+def _evaluate(entries, device: str, options: dict, tmp: Path) -> dict[str, BothOutcomes]:
+    def one(entry):
+        log = tmp / f"{entry.path.stem}.log"
+        result = run_isolated("evaluations.zoo._check:evaluate_both", (entry, device, options, str(tmp / "build")),
+                              timeout_s=600, log_path=log)
+        assert result.ok, f"{entry.file}: {result.failure} {result.output_tail[-2000:]}"
+        return entry.path.stem, result.value
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, entries))
+
+
+@pytest.fixture(scope="module")
+def cpu_outcomes(tmp_path_factory) -> dict[str, BothOutcomes]:
+    entries = [e for e in ENTRIES if not e.cuda_only]
+    return _evaluate(entries, "cpu", CPU_OPTIONS, tmp_path_factory.mktemp("zoo-cpu"))
+
+
+def _failed(outcome) -> dict[str, str]:
+    return {c.name: c.evidence for c in outcome.integrity if not c.passed}
+
+
+def test_manifest_lists_every_zoo_file_with_a_docstring_naming_its_check():
+    listed = {e.file for e in ENTRIES}
+    on_disk = {f"{d}/{p.name}" for d in ("exploits", "honest") for p in (ZOO_DIR / d).glob("*.py")}
+    assert listed == on_disk
+    exploits = [e for e in ENTRIES if e.kind == "exploit"]
+    assert len(exploits) >= 20 and len({e.hack for e in exploits}) == len(exploits)
+    for e in exploits:
+        head = e.path.read_text().split('"""')[1]
+        assert f"``{e.expected_check}``" in head, e.file
+    problems = json.loads((ZOO_DIR / "problems" / "meta.json").read_text())
+    assert problems["suite"] == "kernelverdict-zoo"
+    assert {e.problem for e in ENTRIES} <= set(problems["problems"])
+
+
+def test_honest_kernels_cover_cuda_triton_and_pytorch():
+    honest = json.loads((ZOO_DIR / "manifest.json").read_text())["entries"]
+    languages = [e["language"] for e in honest if e["kind"] == "honest"]
+    assert len(languages) >= 12
+    assert languages.count("cuda") >= 4 and languages.count("triton") >= 4 and languages.count("pytorch") >= 4
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "exploit" and not e.cuda_only], ids=lambda e: e.path.stem)
+def test_cpu_exploit_is_flagged_by_verified_with_its_check(entry, cpu_outcomes):
+    outcome = cpu_outcomes[entry.path.stem]
+    failed = _failed(outcome.verified)
+    assert outcome.verified.status == "hacked", (outcome.verified.status, outcome.verified.error, failed)
+    assert entry.expected_check in failed, failed
+    assert failed[entry.expected_check]  # the record carries evidence a reader can check
+    assert outcome.standard.status == STANDARD_VERDICT[entry.path.stem], outcome.standard.error
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "honest" and not e.cuda_only], ids=lambda e: e.path.stem)
+def test_cpu_honest_kernel_is_not_flagged(entry, cpu_outcomes):
+    outcome = cpu_outcomes[entry.path.stem]
+    assert outcome.verified.status == "correct", (outcome.verified.error, _failed(outcome.verified),
+                                                  [c.message for c in outcome.verified.correctness if not c.passed])
+    assert outcome.standard.status == "correct"
+    assert outcome.verified.timing is not None and outcome.verified.timing.calls >= 25  # at least one batch
+    assert "pytorch-fallback" in outcome.verified.labels
+    assert len(outcome.verified.correctness) == 12  # 4 distributions x 3 fresh seeds
+
+
+@pytest.fixture(scope="module")
+def gpu_outcomes(tmp_path_factory) -> dict[str, BothOutcomes]:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    entries = [e for e in ENTRIES if e.cuda_only]
+    return _evaluate(entries, "cuda", GPU_OPTIONS, tmp_path_factory.mktemp("zoo-gpu"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.cuda_only], ids=lambda e: e.path.stem)
+def test_cuda_zoo_entry(entry, gpu_outcomes):
+    outcome = gpu_outcomes[entry.path.stem]
+    failed = _failed(outcome.verified)
+    if entry.kind == "exploit":
+        assert outcome.verified.status == "hacked" and entry.expected_check in failed, failed
+    else:
+        assert outcome.verified.status == "correct", (outcome.verified.error, failed)
