@@ -3,12 +3,15 @@
 Times each reference as the standard protocol's baseline does (TF32 matmul off, 3 warm-ups, then
 per-call CUDA events; mean and median reported), measures its peak memory, and prints the problems
 outside the window or over 24 GiB. Writes ``$OUT/suite_times.json``. With ``--ceilings`` (a folder
-holding ``<hardware>.json`` from ``benchmarks/ceilings.py``) it also prints each problem's T_SOL.
+holding ``<hardware>.json`` from ``benchmarks/ceilings.py``) it also prints each problem's T_SOL; with
+``--only`` (comma-separated shell patterns matched against ``level<N>/<file>.py`` and the file name) it
+times only the matching problems, e.g. after resizing a few of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import statistics
@@ -52,6 +55,15 @@ def time_problem(module) -> dict:
             "peak_bytes": peak}
 
 
+def selected(files: list, only: str | None) -> list:
+    """The suite files whose ``level<N>/<file>.py`` path or file name matches one of ``only``'s patterns."""
+    if not only:
+        return files
+    patterns = [p.strip() for p in only.split(",") if p.strip()]
+    return [f for f in files
+            if any(fnmatch.fnmatchcase(n, pat) for pat in patterns for n in (f"level{f.level}/{f.path.name}", f.path.name))]
+
+
 def _t_sol_ms(c: dict, ceilings: dict | None, dtype: str) -> float | None:
     if not ceilings:
         return None
@@ -64,7 +76,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.environ.get("OUT", ".data/out"), help="output folder (default: $OUT)")
     parser.add_argument("--ceilings", help="folder holding <hardware>.json ceilings, to print T_SOL")
+    parser.add_argument("--only", metavar="PATTERNS", help="comma-separated shell patterns: time only the problems whose "
+                        "level<N>/<file>.py or file name matches one (e.g. 'level1/010_*,*_mlp_deep.py')")
     args = parser.parse_args()
+    files = selected(suite_files(), args.only)
+    if not files:
+        raise SystemExit(f"no suite problem matches --only {args.only!r}")
     if not torch.cuda.is_available():
         raise SystemExit("suite_times.py needs a CUDA GPU")
     torch.backends.cuda.matmul.allow_tf32 = False  # the standard protocol's eager float32 baseline
@@ -73,7 +90,7 @@ def main() -> int:
         found = sorted(Path(args.ceilings).glob("*.json"))
         ceilings = json.loads(found[0].read_text()) if found else None
     rows = []
-    for f in suite_files():
+    for f in files:
         module = load_problem_module(f.path)
         row = {"file": f"level{f.level}/{f.path.name}", **counts(module, f.spec)}
         try:

@@ -128,8 +128,8 @@ LEVEL1: dict[str, Spec] = {
     "026_argmin_rows.py": Spec(("reduction", "argmin", "memory-bound"), RC_SMALL, _zero,
                                lambda c: F4 * _rc(c) + 8 * c.rows, ew=_rc),
     "027_cumsum.py": Spec(("scan", "memory-bound"), RC_SMALL, _zero, lambda c: F4 * 2 * _rc(c), ew=_rc),
-    "028_frobenius_normalize.py": Spec(("reduction", "normalization", "memory-bound"), RC_SMALL, _zero,
-                                       lambda c: F4 * 2 * _rc(c), ew=lambda c: 3 * _rc(c)),
+    "028_frobenius_normalize.py": Spec(("reduction", "normalization", "memory-bound"), {"batch_size": 4, "rows": 32, "cols": 48},
+                                       _zero, lambda c: F4 * 2 * c.batch_size * _rc(c), ew=lambda c: 3 * c.batch_size * _rc(c)),
     "029_relu.py": Spec(("activation", "elementwise", "memory-bound"), RC_SMALL, _zero, lambda c: F4 * 2 * _rc(c), ew=_rc),
     "030_gelu_tanh.py": Spec(("activation", "elementwise", "memory-bound"), RC_SMALL, _zero, lambda c: F4 * 2 * _rc(c),
                              ew=lambda c: 8 * _rc(c)),
@@ -183,9 +183,11 @@ LEVEL2: dict[str, Spec] = {
                           lambda c: 4.0 * c.batch_size * c.in_features * c.hidden,
                           lambda c: F4 * (c.batch_size * c.in_features + 2 * c.in_features * c.hidden + c.batch_size * c.hidden),
                           ew=lambda c: 5 * c.batch_size * c.hidden),
-    "005_gemm_softmax.py": Spec(("gemm", "fused", "softmax"), LIN_SMALL, _lin_mm, _lin, ew=lambda c: 6 * c.batch_size * c.out_features),
-    "006_gemm_logsumexp_relu.py": Spec(("gemm", "fused", "reduction"), LIN_SMALL, _lin_mm,
-                                       lambda c: F4 * (c.batch_size * c.in_features + (c.in_features + 1) * c.out_features + c.batch_size),
+    "005_gemm_softmax.py": Spec(("gemm", "fused", "softmax"), {**LIN_SMALL, "group_size": 16}, _lin_mm, _lin,
+                                ew=lambda c: 6 * c.batch_size * c.out_features),
+    "006_gemm_logsumexp_relu.py": Spec(("gemm", "fused", "reduction"), {**LIN_SMALL, "group_size": 16}, _lin_mm,
+                                       lambda c: F4 * (c.batch_size * c.in_features + (c.in_features + 1) * c.out_features
+                                                       + c.batch_size * c.out_features // c.group_size),
                                        ew=lambda c: 4 * c.batch_size * c.out_features),
     "007_bmm_bias_tanh.py": Spec(("gemm", "batched", "fused"), {"B": 4, "N": 32}, lambda c: 2.0 * c.B * c.N**3,
                                  lambda c: F4 * (3 * c.B * c.N**2 + c.N), ew=lambda c: 5 * c.B * c.N**2),
@@ -213,9 +215,9 @@ LEVEL2: dict[str, Spec] = {
                                             lambda c: _conv(c, 3, 1), ew=lambda c: 8 * c.batch_size * c.out_channels * _hw(c)),
     "015_residual_add_layernorm.py": Spec(("layernorm", "fused", "memory-bound"), {"rows": 64, "hidden": 96}, _zero,
                                           lambda c: F4 * (3 * c.rows * c.hidden + 2 * c.hidden), ew=lambda c: 9 * c.rows * c.hidden),
-    "016_scaled_softmax_with_bias.py": Spec(("softmax", "fused", "memory-bound"), {"batch_size": 4, "q_len": 16, "k_len": 48}, _zero,
-                                            lambda c: F4 * (2 * c.batch_size * c.q_len * c.k_len + c.q_len * c.k_len),
-                                            ew=lambda c: 7 * c.batch_size * c.q_len * c.k_len),
+    "016_scaled_softmax_with_bias.py": Spec(("softmax", "fused", "attention", "memory-bound"), {"batch_size": 8, "heads": 2, "tokens": 16},
+                                            _zero, lambda c: F4 * (2 * c.batch_size + 1) * c.heads * c.tokens**2,
+                                            ew=lambda c: 7 * c.batch_size * c.heads * c.tokens**2),
     "017_bias_gelu_residual.py": Spec(("activation", "fused", "memory-bound"), RC_SMALL, _zero,
                                       lambda c: F4 * (3 * _rc(c) + c.cols), ew=lambda c: 10 * _rc(c)),
     "018_gemm_groupnorm_hardtanh.py": Spec(("gemm", "fused", "groupnorm"), {**LIN_SMALL, "out_features": 128}, _lin_mm,
@@ -240,7 +242,7 @@ def _transformer_params(d: int, f: int) -> int:
 
 
 def _vgg_params(classes: int) -> int:
-    return (64 * 27 + 64) + (64 * 64 * 9 + 64) + (128 * 64 * 9 + 128) + (128 * 128 * 9 + 128) + 128 * classes + classes
+    return (64 * 27 + 64) + (64 * 64 * 9 + 64) + (128 * 64 * 9 + 128) + (128 * 128 * 9 + 128) + 128 * 49 * classes + classes
 
 
 def _ae_params() -> int:
@@ -282,7 +284,7 @@ LEVEL3: dict[str, Spec] = {
                                        + 3 * c.hidden_size * (c.input_size + c.hidden_size + 2))),
     "007_vgg_style_cnn.py": Spec(("cnn", "conv", "pooling"), {"batch_size": 2, "height": 16, "width": 16, "num_classes": 10},
                                  lambda c: 2.0 * c.batch_size * (_hw(c) * (3 + 64) * 64 * 9 + (_hw(c) // 4) * (64 + 128) * 128 * 9
-                                                                 + 128 * c.num_classes),
+                                                                 + 128 * 49 * c.num_classes),
                                  lambda c: F4 * (c.batch_size * (3 * _hw(c) + c.num_classes) + _vgg_params(c.num_classes))),
     "008_multihead_attention_layer.py": Spec(("transformer", "attention", "gemm"),
                                              {"batch_size": 2, "seq_len": 16, "embed_dim": 32, "heads": 4},

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-batch_size = 64
+batch_size = 256
 in_channels = 256
 out_channels = 256
 height = 56

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-batch_size = 32
+batch_size = 128
 in_channels = 256
 out_channels = 128
 height = 64

@@ -1,4 +1,8 @@
-"""Deep narrow perceptron: eight 1024-wide linear layers with ReLU."""
+"""Deep narrow perceptron: eight 1024-wide linear layers with ReLU.
+
+Weights are scaled to He variance (2 / fan_in, the default uniform init times sqrt(6)) so the
+activations keep their size through the depth: with the default init they shrink about sixfold in
+variance per layer and the output would be the last bias, whatever the input."""
 
 import torch
 import torch.nn as nn
@@ -15,6 +19,9 @@ class Model(nn.Module):
         for _ in range(depth):
             layers += [nn.Linear(width, width), nn.ReLU()]
         self.net = nn.Sequential(*layers)
+        with torch.no_grad():
+            for layer in self.net[::2]:
+                layer.weight.mul_(6 ** 0.5)
 
     def forward(self, x):
         return self.net(x)
