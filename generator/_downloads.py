@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,8 +32,9 @@ def write_downloads(site_dir: Path, records: pa.Table, agg: Aggregates) -> list[
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(records, out / "records.parquet")
     pacsv.write_csv(records, out / "records.csv")
-    data = {k: v for k, v in asdict(agg).items() if k != "best"}
-    (out / "aggregates.json").write_text(json.dumps(data, indent=1, default=float, allow_nan=False), encoding="utf-8")
+    data = {f.name: getattr(agg, f.name) for f in fields(agg) if f.name != "best"}  # rows are plain dicts already
+    (out / "aggregates.json").write_text(json.dumps(data, separators=(",", ":"), default=float, allow_nan=False),
+                                         encoding="utf-8")
     for name in ("record.schema.json", "baseline.schema.json"):
         shutil.copyfile(SCHEMA_DIR / name, out / name)
     return sorted(out.iterdir())

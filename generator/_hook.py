@@ -97,6 +97,12 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     return markdown
 
 
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    """Put the large blocks of a generated page (kept out of its Markdown) into the finished HTML."""
+    data = _state.get("data")
+    return data.site.slots.fill(output) if isinstance(data, BuildData) else output
+
+
 def on_post_build(config: MkDocsConfig) -> None:
     """Write the downloads (records as Parquet and CSV, aggregates as JSON, JSON Schemas)."""
     data = _state.get("data")

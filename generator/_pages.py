@@ -1,23 +1,51 @@
 """Markdown of every generated MkDocs page, rendered from Jinja templates (autoescaped).
 
 Page bodies are HTML blocks with escaped text, so nothing from a record is read as Markdown or HTML.
+Large blocks (tables, chart payloads) are kept out of the Markdown: a template wraps them in
+``{% call slot() %}``, the page's Markdown holds a placeholder comment, and the hook puts the block
+into the finished page (``on_post_page``). With 100,000 records that spares Markdown and the search
+index from parsing megabytes of table rows; headings and summaries stay searchable.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from markupsafe import Markup
+
 from ._charts import dumbbell_chart, fast_p_chart, memory_chart, script_json
 from ._inputs import Finding
-from ._record_pages import environment
+from ._jinja import environment
 from ._sql import Aggregates
 from ._urls import model_doc, model_url, problem_doc, problem_url, up_to_root
 
 PROBLEM_FOLDERS = ("evaluations/problems", "evaluations/zoo/problems")
 """Repository folders searched for problem sources by their sha256."""
+
+
+SLOT_RE = re.compile(r"<!--kv-slot:\d+-->")
+"""Placeholder of a block in a generated page's Markdown."""
+
+
+class Slots:
+    """Blocks of finished HTML keyed by their placeholder; called from a template's ``{% call slot() %}``."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[str, str] = {}
+
+    def __call__(self, caller) -> Markup:
+        """Keep the block's HTML and leave its placeholder, on a line of its own, in the Markdown."""
+        key = f"<!--kv-slot:{len(self.blocks)}-->"
+        self.blocks[key] = str(caller())
+        return Markup(f"\n\n{key}\n\n")
+
+    def fill(self, html: str) -> str:
+        """A finished page with every placeholder replaced by its block."""
+        return SLOT_RE.sub(lambda m: self.blocks.get(m.group(0), m.group(0)), html) if "<!--kv-slot:" in html else html
 
 
 @dataclass
@@ -29,6 +57,7 @@ class SiteData:
     excluded: list[dict] = field(default_factory=list)
     problem_sources: dict[str, Path] = field(default_factory=dict)
     repo_root: Path = Path(".")
+    slots: Slots = field(default_factory=Slots)
 
 
 def problem_source_index(repo_root: Path) -> dict[str, Path]:
@@ -40,9 +69,10 @@ def problem_source_index(repo_root: Path) -> dict[str, Path]:
     return out
 
 
-def _render(template: str, page_url: str, **context) -> str:
-    return environment().get_template(template).render(root=up_to_root(page_url), model_url=model_url,
-                                                   problem_url=problem_url, script_json=script_json, **context)
+def _render(data: SiteData, template: str, page_url: str, **context) -> str:
+    return environment().get_template(template).render(
+        root=up_to_root(page_url), model_url=model_url, problem_url=problem_url, script_json=script_json,
+        slot=data.slots, **context)
 
 
 def _combos(rows: list[dict], *keys: str) -> list[tuple]:
@@ -63,13 +93,13 @@ def headline(data: SiteData) -> str:
     for r in data.agg.summary:
         if r["level"] == 0:
             rows[(r["hardware"], r["suite"], r["model"])][r["protocol"]] = r
-    return _render("headline.html.j2", "", rows=sorted(rows.items()), drops=drops)
+    return _render(data, "headline.html.j2", "", rows=sorted(rows.items()), drops=drops)
 
 
 def leaderboard(data: SiteData) -> str:
     """Markdown of the leaderboard page."""
     ci = {(r["hardware"], r["protocol"], r["suite"], r["model"], r["level"]): r for r in data.agg.speedup_ci}
-    return _render("leaderboard.md.j2", "leaderboard/", summary=data.agg.summary, ci=ci,
+    return _render(data, "leaderboard.md.j2", "leaderboard/", summary=data.agg.summary, ci=ci,
                    hardware=_combos(data.agg.summary, "hardware"), suites=_combos(data.agg.summary, "suite"),
                    levels=sorted({r["level"] for r in data.agg.summary}), excluded=data.excluded)
 
@@ -85,7 +115,7 @@ def charts(data: SiteData) -> str:
             "memory": [(p, memory_chart(data.agg.summary, hardware, p, suite)) for p in protos],
             "dumbbell": dumbbell_chart(data.agg.summary, hardware, suite) if len(protos) == 2 else None,
         })
-    return _render("charts.md.j2", "charts/", figures=figures)
+    return _render(data, "charts.md.j2", "charts/", figures=figures)
 
 
 def model_pages(data: SiteData) -> dict[str, str]:
@@ -98,9 +128,9 @@ def model_pages(data: SiteData) -> dict[str, str]:
     for r in data.agg.drop:
         drops[r["model"]].append(r)
     badges = _badges(data)
-    pages = {model_doc(m): _render("model.md.j2", model_url(m), model=m, summary=summary[m], best=best[m],
+    pages = {model_doc(m): _render(data, "model.md.j2", model_url(m), model=m, summary=summary[m], best=best[m],
                                    drops=drops[m], badges=badges) for m in sorted(set(summary) | set(best))}
-    pages["models/index.md"] = _render("models_index.md.j2", "models/", models=sorted(set(summary) | set(best)),
+    pages["models/index.md"] = _render(data, "models_index.md.j2", "models/", models=sorted(set(summary) | set(best)),
                                        summary=[r for r in data.agg.summary if r["level"] == 0])
     return pages
 
@@ -122,22 +152,22 @@ def problem_pages(data: SiteData) -> dict[str, str]:
         rel = path.relative_to(data.repo_root).as_posix() if path else None
         t_sol = next((r["t_sol_ms"] for r in rows if r["t_sol_ms"] is not None), None)
         pages[problem_doc(*key)] = _render(
-            "problem.md.j2", problem_url(*key), suite=suite, level=level, pid=pid, name=name, rows=rows,
+            data, "problem.md.j2", problem_url(*key), suite=suite, level=level, pid=pid, name=name, rows=rows,
             sha=rows[0]["problem_sha256"], source=source, source_path=rel, t_sol=t_sol,
             findings=findings[(suite, level, pid)], badges=badges)
-    pages["problems/index.md"] = _render("problems_index.md.j2", "problems/", problems=sorted(results),
+    pages["problems/index.md"] = _render(data, "problems_index.md.j2", "problems/", problems=sorted(results),
                                          excluded=data.excluded)
     return pages
 
 
 def integrity(data: SiteData) -> str:
     """Markdown of the integrity page (the exploit zoo and the honest kernels)."""
-    return _render("integrity.md.j2", "integrity/", zoo=data.agg.zoo)
+    return _render(data, "integrity.md.j2", "integrity/", zoo=data.agg.zoo)
 
 
 def downloads(data: SiteData, files: list[dict]) -> str:
     """Markdown of the downloads page."""
-    return _render("downloads.md.j2", "downloads/", files=files)
+    return _render(data, "downloads.md.j2", "downloads/", files=files)
 
 
 def all_pages(data: SiteData, download_files: list[dict]) -> dict[str, str]:

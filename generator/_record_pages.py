@@ -1,49 +1,46 @@
-"""Each record's own page: a small self-contained HTML file, rendered cheaply so that 100,000 fit in a build.
+"""Each record's own page: a small self-contained HTML file, written straight into the built site.
 
-These pages are written straight into the built site (not through MkDocs), which keeps a build with
-many records fast; they link back to the model, problem and leaderboard pages of the MkDocs site.
+A site may hold 100,000 records, so these pages bypass MkDocs' page pipeline and a template engine:
+the HTML is assembled from f-strings in which every value taken from a record passes through
+``_e`` (``html.escape``) and every number through the formatters of ``_format``. Pages link back to
+the model, problem and leaderboard pages and use the site's own stylesheet
+(``assets/kverdict-record.css``).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import html
+import os
 from pathlib import Path
 
-import jinja2
+from schemas import Record, TimingStats
 
-from schemas import Record
-
+from ._format import MISSING, human_bytes, ms, times
 from ._urls import model_url, problem_url, up_to_root
 
 MAX_SOURCE_BYTES = 200_000
 """Kernel sources larger than this are linked, not shown."""
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TIMING_HEAD = ("<tr><th>What</th><th>method</th><th>calls</th><th>mean</th><th>median</th><th>95% CI of median</th>"
+               "<th>IQR</th><th>min</th><th>max</th><th>peak memory</th></tr>")
+CHECKS_HEAD = ("<tr><th>Trial</th><th>distribution</th><th>seed</th><th>result</th><th>max |error|</th>"
+               "<th>error budget used</th><th>fp32 strict</th><th>fp32 TF32</th><th>message</th></tr>")
 
 
-@functools.cache
-def environment() -> jinja2.Environment:
-    """The Jinja environment of every generated page; autoescape is on for all templates."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    env.filters["ms"] = lambda v: "–" if v is None else f"{v:.4g} ms"
-    env.filters["x"] = lambda v: "–" if v is None else f"{v:.3g}×"
-    env.filters["bytes"] = _human_bytes
-    env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
-    env.filters["num"] = lambda v, fmt="{:.3g}": "–" if v is None else fmt.format(v)
-    return env
+@functools.lru_cache(maxsize=16384)
+def _escape(text: str) -> str:
+    return html.escape(text, quote=True)
 
 
-def _human_bytes(value: int | None) -> str:
-    if value is None:
-        return "–"
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
-        size /= 1024
-    return f"{size:.1f} GiB"
+def _e(value: object) -> str:
+    """Escaped text of any value from a record ("" for None); repeated strings are escaped once."""
+    return "" if value is None else _escape(str(value))
+
+
+def _g(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.3g}"
 
 
 def kernel_source(record: Record, repo_root: Path) -> str | None:
@@ -51,12 +48,13 @@ def kernel_source(record: Record, repo_root: Path) -> str | None:
     k = record.kernel
     if k.path is None or k.url is not None or k.row is not None:
         return None
-    path = repo_root / k.path
+    path = os.path.join(repo_root, k.path)
     try:
-        if not path.is_file() or path.stat().st_size > MAX_SOURCE_BYTES:
+        if os.stat(path).st_size > MAX_SOURCE_BYTES:
             return None
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     return text if hashlib.sha256(text.encode("utf-8")).hexdigest() == k.sha256 else None
 
@@ -71,21 +69,134 @@ def kernel_link(record: Record) -> str | None:
     return k.url
 
 
+def _range(low: float | None, high: float | None) -> str:
+    return MISSING if low is None else f"{ms(low)} – {ms(high)}"
+
+
+def _timing_row(what: str, t: TimingStats, peak: int | None) -> str:
+    return (f"<tr><td>{_e(what)}</td><td>{_e(t.method)}</td><td>{t.calls}</td><td>{ms(t.mean_ms)}</td>"
+            f"<td>{ms(t.median_ms)}</td><td>{_range(t.ci95_low_ms, t.ci95_high_ms)}</td><td>{_range(t.q1_ms, t.q3_ms)}</td>"
+            f"<td>{ms(t.min_ms)}</td><td>{ms(t.max_ms)}</td><td>{human_bytes(peak)}</td></tr>")
+
+
+def _badge(badge: dict, root: str) -> str:
+    ok = badge["agrees"]
+    words = "reproduced" if ok else "reproduction disagrees"
+    other = "original" if badge["is_repro"] else "reproduction"
+    return (f'<p class="badge {"badge-ok" if ok else "badge-bad"}">{words}: {times(badge["repro_speedup"])} against '
+            f'{times(badge["orig_speedup"])} (accepted {times(badge["low"])} – {times(badge["high"])}) · '
+            f'<a href="{_e(root + badge["other_page"])}">{other}</a></p>')
+
+
+def _facts(r: Record, row: dict) -> list[str]:
+    m, p, pr, env, sp, mem = r.model, r.problem, r.protocol, r.environment, r.speedup, r.memory
+    provider = f" ({_e(m.provider)})" if m.provider else ""
+    flush = ", L2 flushed" if pr.timing.l2_flush else ""
+    out = [
+        '<table class="facts">',
+        f"<tr><th>Model</th><td>{_e(m.name)}{provider}, sample {m.sample}</td></tr>",
+        f"<tr><th>Problem</th><td>{_e(p.suite)} level {p.level} #{p.id} {_e(p.name)}</td></tr>",
+        f"<tr><th>Protocol</th><td>{_e(pr.name)} {_e(pr.version)} · atol {pr.atol} rtol {pr.rtol} · "
+        f"{_e(pr.timing.statistic)} of {pr.timing.timed_calls} calls{flush} · distributions "
+        f"{_e(', '.join(pr.distributions))}</td></tr>",
+        f"<tr><th>Environment</th><td>{_e(env.device_name)} ({_e(env.hardware)}) · torch {_e(env.torch)}"
+        + (f" · CUDA {_e(env.cuda)}" if env.cuda else "") + (f" · triton {_e(env.triton)}" if env.triton else "")
+        + f" · python {_e(env.python)} · harness {_e(env.harness_version)} · {_e(row['timestamp'])}</td></tr>",
+        f"<tr><th>Speedup</th><td>vs eager {times(sp.vs_eager)} · vs eager fp32 {times(sp.vs_eager_fp32)} · "
+        f"vs torch.compile {times(sp.vs_compile)}</td></tr>",
+        f"<tr><th>Memory</th><td>candidate {human_bytes(mem.candidate_peak_bytes)} · baseline "
+        f"{human_bytes(mem.baseline_peak_bytes)}</td></tr>",
+    ]
+    if r.roofline:
+        roof = r.roofline
+        frac = MISSING if roof.fraction_of_roofline is None else f"{100 * roof.fraction_of_roofline:.1f}"
+        score = MISSING if roof.sol_score is None else f"{roof.sol_score:.3f}"
+        out.append(f"<tr><th>Roofline</th><td>T_SOL {ms(roof.t_sol_ms)} · {frac}% of roofline · SOL score {score}</td></tr>")
+    if r.labels:
+        out.append(f"<tr><th>Labels</th><td>{_e(', '.join(r.labels))}</td></tr>")
+    if r.reproduces:
+        out.append(f"<tr><th>Reproduces</th><td>{_e(r.reproduces)}</td></tr>")
+    out.append(f"<tr><th>Record file</th><td><code>records/{_e(row['path'])}</code></td></tr></table>")
+    return out
+
+
+def _checks(r: Record) -> list[str]:
+    out = ["<h2>Correctness checks</h2>"]
+    if r.correctness:
+        out.append("<table>" + CHECKS_HEAD)
+        for c in r.correctness:
+            word = "pass" if c.passed else "fail"
+            out.append(f'<tr class="{word}"><td>{_e(c.name)}</td><td>{_e(c.distribution)}</td><td>{c.seed}</td>'
+                       f"<td>{word}</td><td>{_g(c.max_abs_error)}</td><td>{_g(c.error_budget_used)}</td>"
+                       f"<td>{_g(c.fp32_strict_budget_used)}</td><td>{_g(c.fp32_tf32_budget_used)}</td>"
+                       f"<td>{_e(c.message)}</td></tr>")
+        out.append("</table>")
+    else:
+        out.append("<p>No correctness trial ran.</p>")
+    out.append("<h2>Integrity checks</h2>")
+    if r.integrity:
+        out.append("<table><tr><th>Check</th><th>result</th><th>evidence</th></tr>")
+        for c in r.integrity:
+            out.append(f'<tr class="{"pass" if c.passed else "fail"}"><td>{_e(c.name)}</td>'
+                       f'<td>{"pass" if c.passed else "FAILED"}</td><td>{_e(c.evidence)}</td></tr>')
+        out.append("</table>")
+    else:
+        out.append("<p>This protocol runs no integrity checks.</p>")
+    return out
+
+
+def _kernel(r: Record, source: str | None, link: str | None) -> list[str]:
+    k = r.kernel
+    where = (f" · <code>{_e(k.path)}</code>" if k.path else "") + (f" row {k.row}" if k.row is not None else "")
+    where += f" at commit <code>{_e(k.commit)}</code>" if k.commit else ""
+    out = ["<h2>Kernel</h2>", f"<p>{_e(k.language)} · sha256 <code>{_e(k.sha256)}</code>{where}</p>"]
+    if link:
+        out.append(f'<p><a href="{_e(link)}" rel="nofollow noopener">Kernel source in its public repository</a></p>')
+    if source:
+        out.append(f'<pre class="source"><code>{_e(source)}</code></pre>')
+    elif not link:
+        out.append("<p>The kernel's source is not stored in this repository.</p>")
+    return out
+
+
 def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict | None = None) -> str:
-    """HTML of one record's page."""
+    """HTML of one record's page; ``row`` is the record's flattened row (its path, page URL and timestamp)."""
+    r, p = record, record.problem
     root = up_to_root(row["page"])
-    p = record.problem
-    return environment().get_template("record.html.j2").render(
-        r=record, row=row, root=root, badge=badge,
-        model_href=root + model_url(record.model.name),
-        problem_href=root + problem_url(p.suite, p.level, p.id, p.name),
-        source=kernel_source(record, repo_root), link=kernel_link(record),
-    )
+    name, pname = _e(r.model.name), _e(p.name)
+    parts = [
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{name} · {pname} · {_e(r.protocol.name)} — KernelVerdict</title>\n"
+        f'<link rel="stylesheet" href="{root}assets/kverdict-record.css">\n</head>\n<body>\n'
+        f'<header><a href="{root}">KernelVerdict</a> · <a href="{root}leaderboard/">Leaderboard</a> · '
+        f'<a href="{_e(root + model_url(r.model.name))}">{name}</a> · '
+        f'<a href="{_e(root + problem_url(p.suite, p.level, p.id, p.name))}">{pname}</a></header>\n<main>\n'
+        f'<h1>{name} on {pname}</h1>\n<p class="status status-{_e(r.status)}">{_e(r.status)}</p>',
+    ]
+    if badge:
+        parts.append(_badge(badge, root))
+    parts += _facts(r, row)
+    if r.error:
+        parts.append(f"<h2>Error</h2><pre>{_e(r.error)}</pre>")
+    parts += ["<h2>Timings</h2>", "<table>" + TIMING_HEAD]
+    if r.timing:
+        parts.append(_timing_row("candidate", r.timing, r.memory.candidate_peak_bytes))
+    parts += [_timing_row(f"baseline {b.kind}", b.timing, b.peak_memory_bytes) for b in r.baselines]
+    parts.append("</table>")
+    if r.timing and r.timing.note:
+        parts.append(f"<p>{_e(r.timing.note)}</p>")
+    parts += _checks(r)
+    if r.notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in r.notes) + "</ul>")
+    parts += _kernel(r, kernel_source(r, repo_root), kernel_link(r))
+    parts.append("</main>\n</body>\n</html>\n")
+    return "\n".join(parts)
 
 
 def write_record_page(site_dir: Path, repo_root: Path, record: Record, row: dict, badge: dict | None = None) -> Path:
     """Render and write one record's page into the built site."""
-    out = site_dir / row["page"]
+    out = Path(site_dir, row["page"])
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_record_page(record, row, repo_root, badge), encoding="utf-8")
+    out.write_bytes(render_record_page(record, row, repo_root, badge).encode("utf-8"))
     return out

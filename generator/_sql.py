@@ -50,12 +50,13 @@ class Aggregates:
 
 def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
             threads: int | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB holding the input tables."""
+    """An in-memory DuckDB holding the input tables; ``records`` is a view over the Arrow table (no copy)."""
     con = duckdb.connect(":memory:")
     if threads:
         con.execute(f"SET threads = {int(threads)}")
+    con.register("records_arrow", records)
+    con.execute("CREATE VIEW records AS SELECT * FROM records_arrow")
     inputs = {
-        "records": records,
         "excluded": pa.Table.from_pylist(excluded or [], schema=EXCLUDED_SCHEMA),
         "zoo_manifest": pa.Table.from_pylist(manifest or [], schema=MANIFEST_SCHEMA),
         "zoo_models": pa.table({"model": list(ZOO_MODELS)}),

@@ -68,7 +68,7 @@ def test_contributing_page_links_the_json_schemas() -> None:
 def test_layout_on_the_contributing_page_matches_record_paths() -> None:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_factory", REPO / "tests" / "schemas" / "_factory.py")
+    spec = importlib.util.spec_from_file_location("_record_factory", REPO / "tests" / "schemas" / "_record_factory.py")
     factory = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(factory)  # type: ignore[union-attr]
     from schemas import baseline_relpath, record_relpath

@@ -25,7 +25,7 @@ from schemas._validate import validate
 
 REPO = Path(__file__).resolve().parents[2]
 DATASETS = REPO.parent / "shared" / "datasets"
-_spec = importlib.util.spec_from_file_location("_factory", REPO / "tests" / "schemas" / "_factory.py")
+_spec = importlib.util.spec_from_file_location("_record_factory", REPO / "tests" / "schemas" / "_record_factory.py")
 factory = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 _spec.loader.exec_module(factory)  # type: ignore[union-attr]
 

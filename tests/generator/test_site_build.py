@@ -10,6 +10,8 @@ import pytest
 from _factory import XSS_MODEL, site_fixture
 from _sitebuild import mkdocs_build
 
+from generator._synthetic import Spec, write_specs
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
@@ -28,6 +30,16 @@ def test_every_page_kind_is_built(site: Path):
         assert (site / page).is_file(), page
     records = list((site / "records").rglob("*.html"))
     assert len(records) == 52  # one page per record: 49 model records, 1 reproduction, 2 zoo records
+
+
+def test_blocks_kept_out_of_markdown_are_filled_into_every_page(site: Path):
+    for page in site.rglob("*.html"):
+        assert "<!--kv-slot:" not in page.read_text(), page
+    assert '<select class="kv-filter" data-key="level">' in (site / "leaderboard" / "index.html").read_text()
+    model = (site / "models" / "alpha" / "index.html").read_text()
+    assert "<h2>Summary</h2>" in model and "<h2>Standard → verified</h2>" in model
+    search = json.loads((site / "search" / "search_index.json").read_text())
+    assert any("alpha" in doc["text"] or "alpha" in doc["title"] for doc in search["docs"])  # names stay searchable
 
 
 def test_leaderboard_shows_both_protocols_with_every_column(site: Path):
@@ -82,6 +94,14 @@ def test_zero_records_build_strictly(tmp_path: Path):
     result = mkdocs_build(tmp_path / "records", tmp_path / "site")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "No records yet" in (tmp_path / "site" / "leaderboard" / "index.html").read_text()
+
+
+def test_a_model_measured_under_one_protocol_only_builds(tmp_path: Path):
+    write_specs(tmp_path / "records", [Spec(model="solo", problem_id=0, protocol="standard", speedup=1.3)])
+    result = mkdocs_build(tmp_path / "records", tmp_path / "site")
+    assert result.returncode == 0, result.stderr[-3000:]
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert "solo" in home and "1.3×" in home
 
 
 def test_an_invalid_record_fails_the_build_naming_file_and_field(tmp_path: Path):

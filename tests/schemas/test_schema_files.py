@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _factory import make_baseline, make_record
+from _record_factory import make_baseline, make_record
 
 from schemas import (
     SCHEMA_DIR,

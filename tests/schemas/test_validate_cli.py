@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _factory import as_data, make_baseline, make_record, place
+from _record_factory import as_data, make_baseline, make_record, place
 
 from evaluations.cli import main
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _factory import as_data, make_baseline, make_record, place, sha
+from _record_factory import as_data, make_baseline, make_record, place, sha
 
 from schemas import MAX_RECORD_BYTES, Record, record_relpath
 from schemas._validate import MAX_STRING_CHARS, validate
