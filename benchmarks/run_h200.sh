@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One GPU session's worth of KernelVerdict measurements on an H200, in priority order, resumable.
+#
+#   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
+#
+# Steps (default: all, in this order): zoo, audit, selfspeed, gputests, cudal1.
+# Records are written under records/ (finished ones are skipped, so re-running continues where the
+# last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
+# At the end, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
+# Needs pydantic on PYTHONPATH (carry wheels) and, for selfspeed/audit/cudal1, the CUDA-L1 bundle at
+# .data/h100.jsonl (copy it from the public datasets folder; it is git-ignored).
+set -u
+cd "$(dirname "$0")/.."
+OUT="${OUT:-.data/out}"
+BUDGET_S="${BUDGET_S:-560}"
+LOGS="$OUT/logs"; mkdir -p "$LOGS"
+T0=$(date +%s)
+left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
+step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
+KV="python3 -m evaluations.cli eval --device cuda --out records --timeout 200 --no-progress"
+STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo audit selfspeed gputests cudal1)
+
+for s in "${STEPS[@]}"; do
+  case "$s" in
+    zoo)
+      step "zoo (verified first: it is the protocol under test)"
+      for proto in verified standard; do
+        for set in exploits:exploit-zoo honest:honest-kernels; do
+          timeout "$(left)" $KV --protocol $proto --problems evaluations/zoo/problems \
+            --candidates evaluations/zoo/${set%%:*} --model ${set##*:} --provider kernelverdict >> "$LOGS/zoo.log" 2>&1
+        done
+      done
+      tail -5 "$LOGS/zoo.log" ;;
+    audit)
+      step "audit of the own suite"
+      mkdir -p "$OUT/audits"
+      timeout "$(left)" python3 -m evaluations.cli audit --problems evaluations/problems/kernelverdict \
+        --device cuda --timeout 120 --no-progress --out records/_audits/h200/kernelverdict.json \
+        > "$LOGS/audit_kernelverdict.log" 2>&1; tail -3 "$LOGS/audit_kernelverdict.log" ;;
+    selfspeed)
+      step "self-speedup (KernelBench v0 and the own suite, all recipes)"
+      # Rows of earlier sessions are kept in benchmarks/results/h200/; the script skips problems already there.
+      R=benchmarks/results/h200/self_speedup.jsonl; [ -f "$R" ] && cp "$R" "$OUT/self_speedup.jsonl"
+      OUT="$OUT" timeout "$(left)" python3 benchmarks/self_speedup.py --bundle .data/h100.jsonl \
+        --suite evaluations/problems/kernelverdict --budget-s $(( $(left) - 30 )) > "$LOGS/self_speedup.log" 2>&1
+      tail -20 "$LOGS/self_speedup.log" ;;
+    gputests)
+      step "GPU tests"
+      timeout "$(left)" python3 -m pytest -q -m gpu -p no:cacheprovider > "$LOGS/gpu_tests.log" 2>&1
+      tail -5 "$LOGS/gpu_tests.log" ;;
+    cudal1)
+      step "CUDA-L1 kernels (public dataset) under both protocols"
+      timeout "$(left)" $KV --protocol both --candidates .data/h100.jsonl >> "$LOGS/cudal1.log" 2>&1
+      tail -5 "$LOGS/cudal1.log" ;;
+    *) echo "unknown step: $s" >&2 ;;
+  esac
+done
+step done
+tar czf "$OUT/records.tgz" records/h200 records/_audits 2>/dev/null
+tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOGS"
