@@ -47,6 +47,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--warmup-calls", metavar="N", type=int, help="override the protocol's warm-up calls (recorded in each record)")
     p.add_argument("--timed-calls", metavar="N", type=int, help="override the protocol's timed calls (recorded in each record)")
     p.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+    p.add_argument("--prewarm", action="store_true", help="on CUDA, keep a spare worker importing torch ahead of the "
+                   "next isolated call to save start-up time (each worker still serves one job)")
     p.set_defaults(func=run_command)
 
 
@@ -113,7 +115,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], options: dict[str, int]) -> int:
     from ._env import capture_environment, resolve_device
-    from ._runner import RunConfig, run
+    from ._runner import RunConfig, default_prewarm, run
 
     try:
         device = resolve_device(args.device)
@@ -121,7 +123,8 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
         raise UserError(str(exc)) from None
     config = RunConfig(out_dir=Path(args.out), protocols=protocols, device=device, timeout_s=args.timeout,
                        jobs=args.jobs, build_dir=Path(args.build_dir), build_timeout_s=args.build_timeout,
-                       options=options, progress=not args.no_progress)
+                       options=options, progress=not args.no_progress,
+                       prewarm=default_prewarm(device, args.prewarm))
     with _sigterm_interrupts():
         summary = run(loaded, config, capture_environment(device))
     print_summary(summary, protocols)

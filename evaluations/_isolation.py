@@ -14,17 +14,19 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import traceback
 from dataclasses import dataclass
+from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Literal
 
 GRACE_S = 5.0
 """Seconds between SIGTERM and SIGKILL when a child must be stopped."""
 POLL_S = 0.05
-"""How often the parent checks the child's liveness, deadline and output size."""
+"""How often the parent checks the deadline and output size (a result or an exit wakes it at once)."""
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 """A child that writes more than this to stdout/stderr is killed (an output flood)."""
 TAIL_BYTES = 3000
@@ -74,14 +76,18 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=loop, name="kverdict-parent-watch", daemon=True).start()
 
 
-def _child_main(target: str, payload: Any, log_path: str, conn: Any, parent_pid: int) -> None:
-    os.setpgrp()
+def _redirect(log_path: str) -> None:
+    """Point this process's stdout and stderr file descriptors at ``log_path`` (appending)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    faulthandler.enable(file=sys.stderr)
-    _watch_parent(parent_pid)
+
+
+def _serve(target: str, payload: Any, conn: Any) -> None:
+    """Call ``module:function`` on ``payload``, send what came of it through ``conn`` and exit at once."""
     module_name, func_name = target.split(":")
     try:
         value = getattr(importlib.import_module(module_name), func_name)(payload)
@@ -96,6 +102,40 @@ def _child_main(target: str, payload: Any, log_path: str, conn: Any, parent_pid:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # skip interpreter teardown: candidate atexit hooks must not change the result
+
+
+def _child_main(target: str, payload: Any, log_path: str, conn: Any, parent_pid: int) -> None:
+    os.setpgrp()
+    _redirect(log_path)
+    faulthandler.enable(file=sys.stderr)
+    _watch_parent(parent_pid)
+    _serve(target, payload, conn)
+
+
+def _spare_main(preload: tuple[str, ...], spare_log: str, jobs: Any, conn: Any, parent_pid: int) -> None:
+    """A spare child: import ``preload`` (no job code yet), then wait for exactly one job and serve it."""
+    os.setpgrp()
+    _redirect(spare_log)
+    faulthandler.enable(file=sys.stderr)
+    _watch_parent(parent_pid)
+    for name in preload:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: S112 - the job imports it again and reports the failure in its own log
+            continue
+    try:
+        target, payload, log_path = jobs.recv()
+    except (EOFError, OSError):
+        os._exit(0)  # never used: the run ended or the spare was discarded
+    jobs.close()
+    _redirect(log_path)
+    try:  # what the imports printed belongs to the job's output, as it would in a cold start
+        with open(spare_log, "rb") as fh:
+            os.write(2, fh.read(TAIL_BYTES))
+        os.unlink(spare_log)
+    except OSError:
+        pass
+    _serve(target, payload, conn)
 
 
 def _stop(proc: Any) -> None:
@@ -136,41 +176,99 @@ def _exit_failure(exitcode: int | None) -> Failure:
     return Failure("exit", f"worker exited with code {exitcode} before returning a result")
 
 
-def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str | os.PathLike[str],
-                 max_output_bytes: int = MAX_OUTPUT_BYTES, cancel: threading.Event | None = None) -> IsolatedResult:
-    """Call ``module:function`` with ``payload`` in a fresh spawned process; never raises for child failures.
+@dataclass
+class Spare:
+    """A spawned child that has imported the run's modules and waits for the one job it will ever serve."""
 
-    ``cancel``, when set by another thread, stops the child early (a run being interrupted).
+    proc: Any
+    jobs: Any
+    """Parent's sending end of the job pipe."""
+    results: Any
+    """Parent's receiving end of the result pipe."""
+    log: str
+    """Where the child's output goes until it gets a job (then moved into the job's log)."""
+
+    def usable(self) -> bool:
+        """Whether the child is still alive to take a job."""
+        return self.proc.is_alive()
+
+    def discard(self) -> None:
+        """Stop the child without giving it a job."""
+        self.jobs.close()
+        _stop(self.proc)
+        self.results.close()
+        Path(self.log).unlink(missing_ok=True)
+
+
+def start_spare(preload: tuple[str, ...], log_dir: str | os.PathLike[str]) -> Spare:
+    """Spawn a spare child that imports ``preload`` now and serves one :func:`run_isolated` call later.
+
+    The child is as fresh as a cold one for its job: only the named modules ran in it before.
     """
-    log = Path(log_path)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_bytes(b"")
+    folder = Path(log_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, spare_log = tempfile.mkstemp(prefix="spare-", suffix=".log", dir=folder)
+    os.close(fd)
+    ctx = mp.get_context("spawn")
+    job_reader, job_writer = ctx.Pipe(duplex=False)
+    reader, writer = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_spare_main, args=(tuple(preload), spare_log, job_reader, writer, os.getpid()),
+                       name="kverdict-worker")
+    proc.start()
+    job_reader.close()
+    writer.close()
+    return Spare(proc, job_writer, reader, spare_log)
+
+
+def _dispatch(spare: Spare | None, target: str, payload: Any, log: Path) -> tuple[Any, Any]:
+    """(process, result pipe) running ``target``: on ``spare`` when it takes the job, else a cold spawn."""
+    if spare is not None:
+        try:
+            if spare.usable():
+                spare.jobs.send((target, payload, str(log)))
+                spare.jobs.close()
+                return spare.proc, spare.results
+        except (OSError, ValueError):  # the spare died while importing: fall back to a cold start
+            pass
+        spare.discard()
     ctx = mp.get_context("spawn")
     reader, writer = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(target, payload, str(log), writer, os.getpid()),
                        name="kverdict-worker")
-    start = time.monotonic()
     proc.start()
     writer.close()
+    return proc, reader
+
+
+def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str | os.PathLike[str],
+                 max_output_bytes: int = MAX_OUTPUT_BYTES, cancel: threading.Event | None = None,
+                 spare: Spare | None = None) -> IsolatedResult:
+    """Call ``module:function`` with ``payload`` in a fresh spawned process; never raises for child failures.
+
+    ``cancel``, when set by another thread, stops the child early (a run being interrupted). ``spare``, a
+    child from :func:`start_spare` not used before, saves the start-up; the deadline counts from here.
+    """
+    log = Path(log_path)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_bytes(b"")
+    start = time.monotonic()
+    proc, reader = _dispatch(spare, target, payload, log)
     message: tuple[Any, ...] | None = None
     failure: Failure | None = None
     pipe_open = True
     try:
         while True:
-            if pipe_open:
+            ready = connection.wait([reader, proc.sentinel] if pipe_open else [proc.sentinel], POLL_S)
+            if pipe_open and reader in ready:  # a result, or the pipe closed: wakes at once
                 try:
-                    if reader.poll(POLL_S):
-                        message = reader.recv()
-                        pipe_open = False
+                    message = reader.recv()
                 except (EOFError, OSError):
                     pipe_open = False
-            else:
-                proc.join(POLL_S)
-            if not proc.is_alive() and not pipe_open:
-                break
             if message is not None:
                 proc.join(GRACE_S)  # the child exits right after sending
                 break
+            if proc.sentinel in ready and not (pipe_open and reader.poll(0)):
+                break  # exited without a result (a descendant may still hold the pipe open)
             if log.stat().st_size > max_output_bytes:
                 failure = Failure("output_flood", f"worker wrote more than {max_output_bytes} bytes of output and was killed")
                 break

@@ -8,6 +8,7 @@ re-run of the same command skips records already written for the same kernel and
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ import schemas
 from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, Record
 
 from . import _extensions
-from ._isolation import IsolatedResult, run_isolated
+from ._isolation import IsolatedResult, Spare, run_isolated, start_spare
 from ._loaders import Loaded
 from ._outcomes import BaselineOutcome, CandidateOutcome, statistic_ms
 from ._types import Candidate, Job, Problem
@@ -32,6 +33,18 @@ MAX_ERROR_CHARS = 4000
 """Length limit of a record's ``error`` (the schema's)."""
 DEFAULT_BUILD_TIMEOUT_S = 900.0
 """Deadline of one candidate's extension build in the prebuild stage."""
+PREWARM_MIN_CPUS = 4
+"""Fewest CPU cores on which spare workers may import ahead (they must not compete with timing)."""
+
+
+def default_prewarm(device: str, requested: bool) -> bool:
+    """Whether spare workers import ahead: only when asked for, on CUDA (device-timed), with cores to spare.
+
+    Off unless requested: its effect on host-bound timings has not been measured on the GPU yet
+    (``benchmarks/runner_overhead.py --prewarm on|off`` measures it). On the CPU the host clock times
+    the calls and torch uses every core, so nothing may run beside them.
+    """
+    return requested and device == "cuda" and (os.cpu_count() or 1) >= PREWARM_MIN_CPUS
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,9 @@ class RunConfig:
     options: dict[str, Any] = field(default_factory=dict)
     """Protocol knobs (``trials``, ``warmup_calls``, ``timed_calls``) recorded in the protocol info."""
     progress: bool = True
+    prewarm: bool | None = None
+    """Keep one spare worker importing torch and the protocols ahead of the next isolated call (each worker
+    still serves exactly one job). True/False force it; None: off (see :func:`default_prewarm`)."""
 
 
 @dataclass
@@ -149,14 +165,34 @@ class Runner:
         self.cancel = threading.Event()
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
         self._build_errors: dict[str, CandidateOutcome] = {}
+        self._prewarm = default_prewarm(config.device, False) if config.prewarm is None else config.prewarm
+        self._spare: Spare | None = None
 
     def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None) -> Job:
         return Job(problem=problem, protocol=protocol, device=self.config.device, candidate=candidate,
                    baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=dict(self.config.options))
 
-    def _isolated(self, target: str, job: Job, tag: str, timeout_s: float) -> IsolatedResult:
+    def _isolated(self, target: str, job: Job, tag: str, timeout_s: float, spare: bool = True) -> IsolatedResult:
         log = self.config.build_dir / "logs" / f"{tag}.log"
-        return run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=self.cancel)
+        return run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=self.cancel,
+                            spare=self._next_spare() if spare else None)
+
+    def _next_spare(self) -> Spare | None:
+        """The spare started during the previous call (None at first); starts the one for the next call."""
+        if not self._prewarm:
+            return None
+        from .protocols import PROTOCOLS
+
+        spare = self._spare
+        preload = ("evaluations._worker", *(PROTOCOLS[name] for name in self.config.protocols))
+        self._spare = start_spare(preload, self.config.build_dir / "logs")
+        return spare
+
+    def close(self) -> None:
+        """Stop the spare worker nobody will use."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.discard()
 
     def pending(self) -> list[tuple[str, Candidate, Path]]:
         """(protocol, candidate, record path) still to evaluate; finished ones go to the summary."""
@@ -179,7 +215,8 @@ class Runner:
         def build(item: tuple[str, Candidate]) -> None:
             name, c = item
             job = self._job(name, self.problems[c.problem_key], c)
-            result = self._isolated("evaluations._worker:prebuild", job, f"build-{c.sha256[:16]}", self.config.build_timeout_s)
+            result = self._isolated("evaluations._worker:prebuild", job, f"build-{c.sha256[:16]}",
+                                    self.config.build_timeout_s, spare=False)  # parallel: cold workers
             if not result.ok:
                 self._build_errors[c.sha256] = failed_outcome(result, building=True)
             elif result.value.error is not None:
@@ -363,4 +400,6 @@ def run(loaded: Loaded, config: RunConfig, env: Environment) -> RunSummary:
         except BaseException:
             runner.cancel.set()
             raise
+        finally:
+            runner.close()
     return runner.summary

@@ -60,3 +60,34 @@ def test_cancel_stops_the_child(tmp_path):
     result = _run(tmp_path, "hang", timeout_s=60, cancel=cancel)
     assert result.failure.kind == "cancelled"
     assert time.monotonic() - start < 15
+
+
+def test_spare_worker_serves_one_job_with_its_own_log(tmp_path):
+    from evaluations._isolation import start_spare
+
+    spare = start_spare(("isolation_targets",), tmp_path / "spares")
+    result = _run(tmp_path, "double", 4, spare=spare)
+    assert result.ok and result.value == 8
+    assert "doubling 4" in result.output_tail and "from C level" in result.output_tail
+    assert not spare.proc.is_alive()  # one job per process: it exited after serving
+    assert not list((tmp_path / "spares").glob("spare-*.log"))  # its start-up output moved into the job's log
+
+
+def test_spare_worker_failures_are_classified_like_cold_ones(tmp_path):
+    from evaluations._isolation import start_spare
+
+    seg = _run(tmp_path, "segfault", spare=start_spare((), tmp_path))
+    assert seg.failure.kind == "signal" and "SIGSEGV" in seg.failure.message
+    start = time.monotonic()
+    hang = _run(tmp_path, "hang", timeout_s=2, spare=start_spare((), tmp_path))
+    assert hang.failure.kind == "timeout" and time.monotonic() - start < 15
+
+
+def test_dead_spare_falls_back_to_a_cold_worker(tmp_path):
+    from evaluations._isolation import start_spare
+
+    spare = start_spare(("isolation_targets",), tmp_path)
+    spare.discard()
+    result = _run(tmp_path, "double", 5, spare=spare)
+    assert result.ok and result.value == 10
+

@@ -136,3 +136,23 @@ def test_killed_run_keeps_finished_records(tmp_path, fixtures_dir):
     assert proc.returncode == 130 and "finished records are kept" in err
     assert list(_records(out)) == ["1_tiny_relu.py"]
     assert not list(out.rglob("*.tmp"))
+
+
+def test_spare_workers_give_the_same_verdicts_and_leave_nothing_behind(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+
+    names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py")
+    cands = _candidates(tmp_path / "cands", fixtures_dir, names)
+    loaded = load_inputs(str(fixtures_dir / "problems"), str(cands), model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       progress=False, prewarm=True)
+    summary = run(loaded, config, capture_environment("cpu"))
+    statuses = {Path(r.kernel.path).name: r.status for r in summary.records}
+    assert statuses == {"1_tiny_relu.py": "correct", "1_tiny_relu__wrong.py": "incorrect",
+                        "1_tiny_relu__segfault.py": "runtime_error"}
+    logs = tmp_path / "build" / "logs"
+    assert len(list(logs.glob("eval-*.log"))) == 3 and len(list(logs.glob("baseline-*.log"))) == 1
+    assert not list(logs.glob("spare-*.log"))  # the unused spare was stopped and cleaned up
