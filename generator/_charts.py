@@ -8,7 +8,27 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections import defaultdict
+
+NICE_TICKS = tuple(m * 10.0 ** e for e in range(-3, 4) for m in (1, 1.5, 2, 3, 5, 7))
+"""Tick values of log axes (1, 1.5, 2, 3, 5, 7 in every decade), so short ranges are not labelled with bare minor digits."""
+
+
+def has_data(fig: dict) -> bool:
+    """Whether a chart payload has at least one plotted point (an empty chart is replaced by a message)."""
+    return any(x is not None and y is not None
+               for trace in fig["data"] for x, y in zip(trace.get("x", []), trace.get("y", []), strict=False))
+
+
+def log_axis(values: list[float], title: str) -> dict:
+    """A log axis that spans ``values`` with some margin and labels round ticks inside it."""
+    pos = [v for v in values if v is not None and v > 0]
+    lo, hi = (min(pos), max(pos)) if pos else (0.5, 2.0)
+    lo, hi = math.log10(lo) - 0.15, math.log10(hi) + 0.15
+    ticks = [v for v in NICE_TICKS if lo <= math.log10(v) <= hi]
+    return {"title": {"text": title}, "type": "log", "range": [lo, hi], "tickvals": ticks,
+            "ticktext": [f"{v:g}" for v in ticks]}
 
 
 def _t(text: str) -> str:
@@ -39,15 +59,16 @@ def dumbbell_chart(summary: list[dict], hardware: str, suite: str) -> dict:
     for row in summary:
         if (row["hardware"], row["suite"], row["level"]) == (hardware, suite, 0) and row["speedup_eager"]:
             pairs[row["model"]][row["protocol"]] = row["speedup_eager"]
-    models = sorted(pairs, key=lambda m: pairs[m].get("verified", 0))
+    models = sorted(pairs, key=lambda m: (pairs[m].get("verified", 0), m))
     names = [_t(m) for m in models]
     lines = {"type": "scatter", "mode": "lines", "showlegend": False, "hoverinfo": "skip",
              "x": [v for m in models for v in (pairs[m].get("standard"), pairs[m].get("verified"), None)],
              "y": [n for n in names for _ in range(3)], "line": {"color": "#9e9e9e"}}
     dots = [{"type": "scatter", "mode": "markers", "name": proto, "x": [pairs[m].get(proto) for m in models],
              "y": names, "marker": {"size": 11}} for proto in ("standard", "verified")]
-    return {"data": [lines, *dots], "layout": {"xaxis": {"title": {"text": "geometric-mean speedup vs eager"},
-                                                         "type": "log"}, "yaxis": {"automargin": True}}}
+    values = [v for m in models for v in pairs[m].values()]
+    return {"data": [lines, *dots], "layout": {"xaxis": log_axis(values, "geometric-mean speedup vs eager"),
+                                               "yaxis": {"automargin": True}}}
 
 
 def memory_chart(summary: list[dict], hardware: str, protocol: str, suite: str) -> dict:
@@ -56,5 +77,6 @@ def memory_chart(summary: list[dict], hardware: str, protocol: str, suite: str) 
             and r["speedup_eager"] and r["mem_eff"]]
     traces = [{"type": "scatter", "mode": "markers", "name": _t(r["model"]), "x": [r["mem_eff"]],
                "y": [r["speedup_eager"]], "marker": {"size": 12}} for r in rows]
-    return {"data": traces, "layout": {"xaxis": {"title": {"text": "Mem Eff (baseline / candidate peak)"}, "type": "log"},
-                                       "yaxis": {"title": {"text": "geometric-mean speedup"}, "type": "log"}}}
+    return {"data": traces, "layout": {
+        "xaxis": log_axis([r["mem_eff"] for r in rows], "Mem Eff (baseline / candidate peak)"),
+        "yaxis": log_axis([r["speedup_eager"] for r in rows], "geometric-mean speedup")}}

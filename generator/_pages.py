@@ -14,18 +14,22 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from markupsafe import Markup
 
-from ._charts import dumbbell_chart, fast_p_chart, memory_chart, script_json
+from ._charts import dumbbell_chart, fast_p_chart, has_data, memory_chart, script_json
 from ._inputs import Finding
 from ._jinja import environment
-from ._sql import Aggregates
+from ._sql import ZOO_MODELS, Aggregates
 from ._urls import model_doc, model_url, problem_doc, problem_url, up_to_root
 
 PROBLEM_FOLDERS = ("evaluations/problems", "evaluations/zoo/problems")
 """Repository folders searched for problem sources by their sha256."""
 
+
+EVIDENCE_EXCERPT = 60
+"""Characters of a failed check's evidence shown in the integrity table; the rest folds into <details>."""
 
 SLOT_RE = re.compile(r"<!--kv-slot:\d+-->")
 """Placeholder of a block in a generated page's Markdown."""
@@ -72,7 +76,8 @@ def problem_source_index(repo_root: Path) -> dict[str, Path]:
 def _render(data: SiteData, template: str, page_url: str, **context) -> str:
     return environment().get_template(template).render(
         root=up_to_root(page_url), model_url=model_url, problem_url=problem_url, script_json=script_json,
-        slot=data.slots, **context)
+        has_data=has_data,
+        slot=data.slots, zoo_models=ZOO_MODELS, **context)
 
 
 def _combos(rows: list[dict], *keys: str) -> list[tuple]:
@@ -96,12 +101,43 @@ def headline(data: SiteData) -> str:
     return _render(data, "headline.html.j2", "", rows=sorted(rows.items()), drops=drops)
 
 
+LEADERBOARD_PROTOCOLS = ("verified", "standard")
+"""The leaderboard's tabs, in order; the first with rows is the one it opens on."""
+
+
+class Selection(NamedTuple):
+    """The leaderboard's initial choice of protocol tab, hardware, suite and level."""
+
+    protocol: str
+    hardware: str
+    suite: str
+    level: int
+
+
+def default_selection(summary: list[dict]) -> Selection | None:
+    """The selection the leaderboard opens on: the first protocol (verified before standard) that has
+    rows, on its hardware x suite with the most models at level "all" (ties: alphabetical); None when empty."""
+    for proto in LEADERBOARD_PROTOCOLS:
+        counts: dict[tuple, int] = defaultdict(int)
+        for r in summary:
+            if r["protocol"] == proto and r["level"] == 0:
+                counts[(r["hardware"], r["suite"])] += 1
+        if counts:
+            hardware, suite = min(counts, key=lambda k: (-counts[k], k))
+            return Selection(proto, hardware, suite, 0)
+    return None
+
+
 def leaderboard(data: SiteData) -> str:
     """Markdown of the leaderboard page."""
+    summary = data.agg.summary
     ci = {(r["hardware"], r["protocol"], r["suite"], r["model"], r["level"]): r for r in data.agg.speedup_ci}
-    return _render(data, "leaderboard.md.j2", "leaderboard/", summary=data.agg.summary, ci=ci,
-                   hardware=_combos(data.agg.summary, "hardware"), suites=_combos(data.agg.summary, "suite"),
-                   levels=sorted({r["level"] for r in data.agg.summary}), excluded=data.excluded)
+    filled = {p: {(r["hardware"], r["suite"], r["level"]) for r in summary if r["protocol"] == p}
+              for p in LEADERBOARD_PROTOCOLS}
+    return _render(data, "leaderboard.md.j2", "leaderboard/", summary=summary, ci=ci,
+                   hardware=_combos(summary, "hardware"), suites=_combos(summary, "suite"),
+                   levels=sorted({r["level"] for r in summary}), excluded=data.excluded,
+                   protocols=LEADERBOARD_PROTOCOLS, default=default_selection(summary), filled=filled)
 
 
 def charts(data: SiteData) -> str:
@@ -129,7 +165,8 @@ def model_pages(data: SiteData) -> dict[str, str]:
         drops[r["model"]].append(r)
     badges = _badges(data)
     pages = {model_doc(m): _render(data, "model.md.j2", model_url(m), model=m, summary=summary[m], best=best[m],
-                                   drops=drops[m], badges=badges) for m in sorted(set(summary) | set(best))}
+                                   drops=drops[m], badges=badges, zoo=m in ZOO_MODELS)
+             for m in sorted(set(summary) | set(best))}
     pages["models/index.md"] = _render(data, "models_index.md.j2", "models/", models=sorted(set(summary) | set(best)),
                                        summary=[r for r in data.agg.summary if r["level"] == 0])
     return pages
@@ -162,7 +199,7 @@ def problem_pages(data: SiteData) -> dict[str, str]:
 
 def integrity(data: SiteData) -> str:
     """Markdown of the integrity page (the exploit zoo and the honest kernels)."""
-    return _render(data, "integrity.md.j2", "integrity/", zoo=data.agg.zoo)
+    return _render(data, "integrity.md.j2", "integrity/", zoo=data.agg.zoo, excerpt_chars=EVIDENCE_EXCERPT)
 
 
 def downloads(data: SiteData, files: list[dict]) -> str:

@@ -168,7 +168,7 @@ def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict |
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{name} · {pname} · {_e(r.protocol.name)} — KernelVerdict</title>\n"
-        f'<link rel="stylesheet" href="{root}assets/kverdict-record.css">\n</head>\n<body>\n'
+        f'<link rel="stylesheet" href="{root}assets/kverdict-record.css">\n<link rel="icon" href="{root}assets/images/favicon.png">\n</head>\n<body>\n'
         f'<header><a href="{root}">KernelVerdict</a> · <a href="{root}leaderboard/">Leaderboard</a> · '
         f'<a href="{_e(root + model_url(r.model.name))}">{name}</a> · '
         f'<a href="{_e(root + problem_url(p.suite, p.level, p.id, p.name))}">{pname}</a></header>\n<main>\n'

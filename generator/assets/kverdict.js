@@ -81,16 +81,22 @@
   function applyFilters() {
     var want = {};
     document.querySelectorAll("select.kv-filter").forEach(function (s) { want[s.dataset.key] = s.value; });
-    document.querySelectorAll("table.kv-leaderboard tbody tr").forEach(function (tr) {
-      var show = Object.keys(want).every(function (k) { return tr.dataset[k] === want[k]; });
-      tr.hidden = !show;
+    document.querySelectorAll("table.kv-leaderboard").forEach(function (table) {
+      var shown = 0;
+      table.querySelectorAll("tbody tr").forEach(function (tr) {
+        var show = Object.keys(want).every(function (k) { return tr.dataset[k] === want[k]; });
+        tr.hidden = !show;
+        if (show) shown += 1;
+      });
+      var block = table.closest(".tabbed-block") || table.parentNode;
+      var empty = block.querySelector(".kv-no-rows");
+      if (empty) empty.hidden = shown > 0;
     });
   }
 
   function initFilters() {
     var selects = document.querySelectorAll("select.kv-filter");
     selects.forEach(function (s) {
-      if (s.dataset.key === "level") s.value = "0";
       s.addEventListener("change", applyFilters);
     });
     if (selects.length) applyFilters();

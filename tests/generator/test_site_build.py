@@ -102,6 +102,11 @@ def test_a_model_measured_under_one_protocol_only_builds(tmp_path: Path):
     assert result.returncode == 0, result.stderr[-3000:]
     home = (tmp_path / "site" / "index.html").read_text()
     assert "solo" in home and "1.3×" in home
+    board = (tmp_path / "site" / "leaderboard" / "index.html").read_text()
+    checked = board.index('checked="checked" id="__tabbed_1_')
+    assert board[checked:].startswith('checked="checked" id="__tabbed_1_2"')  # tab 2 = standard, the one with rows
+    assert '<label for="__tabbed_1_2">standard</label>' in board
+    assert '<p class="kv-empty kv-no-rows" data-protocol="verified">No verified records for this selection' in board
 
 
 def test_an_invalid_record_fails_the_build_naming_file_and_field(tmp_path: Path):

@@ -15,6 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generator"))
 from _factory import XSS_MODEL, site_fixture  # noqa: E402
 from _sitebuild import mkdocs_build  # noqa: E402
 
+from generator._synthetic import Spec, write_specs  # noqa: E402
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -38,6 +40,26 @@ def base_url(tmp_path_factory):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+def _serve(site: Path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture(scope="module")
+def standard_only_url(tmp_path_factory):
+    """A site whose records were all measured under the standard protocol, on two hardware kinds."""
+    base = tmp_path_factory.mktemp("standard_only")
+    write_specs(base / "records", [Spec(model=m, problem_id=0, protocol="standard", speedup=s, hardware=hw, suite=suite)
+                                   for m, s, hw, suite in (("solo", 1.3, "h200", "kv"), ("duo", 0.8, "h200", "kv"),
+                                                           ("solo", 1.1, "a100", "kv"), ("trio", 1.0, "a100", "other"))])
+    result = mkdocs_build(base / "records", base / "site")
+    assert result.returncode == 0, result.stderr[-3000:]
+    server = _serve(base / "site")
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
 
@@ -149,3 +171,25 @@ def test_record_page_of_the_hostile_model_stays_text(page, base_url):
     page.wait_for_load_state("load")
     assert page.evaluate("typeof window.__kv_pwned") == "undefined"
     assert page.locator("h1").inner_text().startswith("<script>window.__kv_pwned = 1</script>")
+
+
+@pytest.mark.parametrize("scheme", ["default", "slate"])
+def test_leaderboard_opens_on_a_selection_with_rows_and_says_when_one_is_empty(page, standard_only_url, scheme):
+    page.goto(standard_only_url + "leaderboard/")
+    _set_scheme(page, scheme)
+    standard = page.locator("table.kv-leaderboard[data-protocol=standard]")
+    assert standard.is_visible()  # no verified records: the standard tab is the one open
+    assert standard.locator("tbody tr:visible").count() == 2  # h200 has the most models
+    assert page.locator("select.kv-filter[data-key=hardware]").input_value() == "h200"
+    assert not page.locator(".kv-no-rows[data-protocol=standard]").is_visible()
+    page.locator(".tabbed-labels label", has_text="verified").click()
+    message = page.locator(".kv-no-rows[data-protocol=verified]")
+    assert message.is_visible() and "No verified records for this selection" in message.inner_text()
+    page.locator(".tabbed-labels label", has_text="standard").click()
+    page.select_option("select.kv-filter[data-key=hardware]", "a100")
+    assert standard.locator("tbody tr:visible").count() == 1
+    assert not page.locator(".kv-no-rows[data-protocol=standard]").is_visible()
+    page.select_option("select.kv-filter[data-key=hardware]", "h200")
+    page.select_option("select.kv-filter[data-key=suite]", "other")  # "other" was only run on a100
+    assert standard.locator("tbody tr:visible").count() == 0
+    assert page.locator(".kv-no-rows[data-protocol=standard]").is_visible()

@@ -1,0 +1,88 @@
+"""Generated pages rendered from hand-built rows: the leaderboard's opening selection, its empty-selection
+message, the integrity table's folded evidence and record links, and charts without data."""
+
+from __future__ import annotations
+
+import re
+
+from generator._load import COLUMNS, rows_table
+from generator._pages import SiteData, charts, default_selection, integrity, leaderboard
+from generator._sql import aggregate
+
+
+def row(model: str, pid: int, protocol: str = "verified", **kw) -> dict:
+    base = {k: None for k in COLUMNS}
+    base.update(path=f"{model}/{protocol}/{pid}.json", page=f"records/{model}/{protocol}/{pid}.html", hardware="h200",
+                model=model, sample=0, suite="kv", level=1, problem_id=pid, problem_name=f"p{pid}", protocol=protocol,
+                status="correct", vs_eager=1.2, failed_checks=0, labels="")
+    base.update(kw)
+    return base
+
+
+def html_of(rows: list[dict], page, manifest: list[dict] | None = None) -> str:
+    data = SiteData(agg=aggregate(rows_table(rows), manifest=manifest))
+    return data.slots.fill(page(data))
+
+
+def checked_tab(html: str) -> str:
+    """The label of the leaderboard tab whose radio input is checked."""
+    tab_id = re.search(r'<input checked="checked" id="(__tabbed_1_\d)"', html).group(1)
+    return re.search(rf'<label for="{tab_id}">([^<]+)</label>', html).group(1)
+
+
+def no_rows_message(html: str, protocol: str) -> str:
+    return re.search(rf'<p class="kv-empty kv-no-rows" data-protocol="{protocol}"[^>]*>', html).group(0)
+
+
+def test_default_selection_prefers_verified_then_the_hardware_and_suite_with_most_models():
+    rows = [row("A", 0, "standard", hardware="a100"), row("B", 0, "standard", hardware="a100"),
+            row("A", 0, hardware="h200", suite="zz"), row("B", 0, hardware="h200", suite="zz"),
+            row("C", 0, hardware="a100", suite="kv")]
+    sel = default_selection(aggregate(rows_table(rows)).summary)
+    assert (sel.protocol, sel.hardware, sel.suite, sel.level) == ("verified", "h200", "zz", 0)
+
+
+def test_default_selection_falls_back_to_standard_and_to_none():
+    rows = [row("A", 0, "standard", hardware="a100"), row("A", 1, "standard", hardware="h200", suite="other")]
+    sel = default_selection(aggregate(rows_table(rows)).summary)
+    assert (sel.protocol, sel.hardware, sel.suite) == ("standard", "a100", "kv")
+    assert default_selection([]) is None
+
+
+def test_leaderboard_without_verified_records_opens_on_standard_and_says_verified_is_empty():
+    html = html_of([row("A", 0, "standard"), row("B", 1, "standard", suite="other")], leaderboard)
+    assert checked_tab(html) == "standard"
+    assert " hidden" not in no_rows_message(html, "verified")  # visible even before the script runs
+    assert " hidden" in no_rows_message(html, "standard")
+    assert "No verified records for this selection" in html
+    assert '<option value="kv" selected>' in html and '<option value="0" selected>' in html
+
+
+def test_leaderboard_with_both_protocols_opens_on_verified_with_rows():
+    html = html_of([row("A", 0, "standard"), row("A", 0, "verified")], leaderboard)
+    assert checked_tab(html) == "verified"
+    assert " hidden" in no_rows_message(html, "verified") and " hidden" in no_rows_message(html, "standard")
+
+
+def test_integrity_folds_long_evidence_escaped_and_links_both_records():
+    evidence = "D4 x(-1) seed 1310205339: error budget 1e+03 used of 1 <b>bold</b> " + "x" * 200
+    manifest = [{"file": "exploits/relu.py", "kind": "exploit", "problem": "relu.py", "hack": "identity ReLU",
+                 "expected_check": "hidden-inputs"}]
+    zoo = [row("exploit-zoo", 1, "standard", kernel_path="evaluations/zoo/exploits/relu.py", vs_eager=5.0),
+           row("exploit-zoo", 1, "verified", kernel_path="evaluations/zoo/exploits/relu.py", status="hacked",
+               failed_check="hidden-inputs", failed_evidence=evidence)]
+    html = html_of(zoo, integrity, manifest)
+    cell = re.search(r'<td class="kv-evidence">(.*?)</td>', html, re.S).group(1)
+    summary = re.search(r"<summary>(.*?)</summary>", cell).group(1)
+    assert summary.startswith("D4 x(-1) seed") and summary.endswith("…") and len(summary) < 80
+    assert "&lt;b&gt;bold&lt;/b&gt;" in cell and "<b>" not in cell  # the full text, escaped, inside <details>
+    assert '<a href="../records/exploit-zoo/standard/1.html">standard</a>' in html
+    assert '<a href="../records/exploit-zoo/verified/1.html">verified</a>' in html
+    assert "<strong>1 of 1</strong> exploits run were flagged" in html
+
+
+def test_a_chart_without_data_says_so_instead_of_drawing_empty_axes():
+    html = html_of([row("A", 0, "standard"), row("B", 0, "standard")], charts)  # no peak memory measured
+    assert "No correct standard result with both peak memories measured" in html
+    assert 'data-chart="memory-' not in html and 'data-chart="fastp-1-standard"' in html
+    assert "This comparison needs records under both protocols" in html
