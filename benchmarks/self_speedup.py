@@ -15,7 +15,6 @@ them. A problem whose reference fails is reported and skipped. Needs a CUDA GPU.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -31,6 +30,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evaluations._outcomes import mean, median, quantile  # noqa: E402
+from evaluations._worker import load_module  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
@@ -125,17 +125,6 @@ def load_tasks(bundle: Path) -> list[Task]:
     return list(tasks.values())
 
 
-def _import(source: str, name: str, folder: Path) -> Any:
-    path = folder / f"{name}.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _cuda(values: list[Any]) -> list[Any]:
     return [v.cuda() if isinstance(v, torch.Tensor) else v for v in values]
 
@@ -143,8 +132,8 @@ def _cuda(values: list[Any]) -> list[Any]:
 def measure(task: Task, folder: Path) -> dict[str, Any]:
     """Times of the reference and of its separately built copy under every recipe."""
     tag = f"l{task.level}_{task.task_id}"
-    reference = _import(task.source, f"kv_self_ref_{tag}", folder)
-    copy = _import(re.sub(r"\bModel\b", "ModelNew", task.source), f"kv_self_copy_{tag}", folder)
+    reference = load_module(task.source, f"self_ref_{tag}", folder)
+    copy = load_module(re.sub(r"\bModel\b", "ModelNew", task.source), f"self_copy_{tag}", folder)
     with torch.no_grad():
         set_seed(SEED)
         init = _cuda(reference.get_init_inputs())
