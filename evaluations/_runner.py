@@ -115,13 +115,18 @@ def baseline_path(out_dir: Path, env: Environment, info: ProtocolInfo, problem: 
     return out_dir / schemas.baseline_relpath(stub)
 
 
-def _finished(path: Path, candidate: Candidate, info: ProtocolInfo) -> Record | None:
+def _existing(path: Path) -> Record | BaselineRecord | None:
+    """The valid record already at ``path``, if any (an invalid or missing one is redone)."""
     if not path.is_file():
         return None
     try:
-        existing = schemas.load_record(path)
+        return schemas.load_record(path)
     except schemas.RecordError:
         return None
+
+
+def _finished(path: Path, candidate: Candidate, info: ProtocolInfo) -> Record | None:
+    existing = _existing(path)
     if isinstance(existing, Record) and existing.kernel.sha256 == candidate.sha256 \
             and existing.protocol.version == info.version and existing.protocol.timing == info.timing:
         return existing
@@ -258,12 +263,7 @@ class Runner:
         return record
 
     def _reuse_baseline(self, path: Path, problem: Problem, info: ProtocolInfo) -> BaselineRecord | None:
-        if not path.is_file():
-            return None
-        try:
-            existing = schemas.load_record(path)
-        except schemas.RecordError:
-            return None
+        existing = _existing(path)
         same = (isinstance(existing, BaselineRecord) and existing.problem.source_sha256 == problem.sha256
                 and existing.protocol == info and existing.environment.torch == self.env.torch
                 and existing.environment.device_name == self.env.device_name)
