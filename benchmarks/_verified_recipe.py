@@ -1,10 +1,12 @@
 """The verified protocol's timing as a recipe of ``benchmarks/self_speedup.py``.
 
-A recipe takes a zero-argument callable on the current CUDA device and returns milliseconds.
-This one runs the verified protocol's own timing loop (``evaluations._verified._timing``): warm-up
-by time, L2 flush before every call, a device-side spin so host launch gaps stay outside the event
-pair, several calls per event pair below ~20 us, and sampling until the 95% CI half-width of the
-median is under 0.5% (capped at ``PLAN.time_cap_s`` per callable); the median counts.
+The recipe runs the verified protocol's own timing loop (``evaluations._verified._timing``) the way
+a verified evaluation does: input sets drawn from the problem's ``get_inputs()`` under fresh seeds,
+as many as the protocol rotates for inputs of that size (``_setup.set_count``), refreshed in place
+before reuse; an L2 flush before every sample; a device-side spin so host launch gaps stay outside
+the event pair; several calls on distinct sets per event pair below ~20 us; sampling until the 95%
+CI half-width of the median is under 0.5% (capped at ``PLAN.time_cap_s`` per callable). The median
+counts. The reference and its copy are timed on the same sets.
 
 Use: ``from _verified_recipe import RECIPES as VERIFIED_RECIPES; RECIPES.update(VERIFIED_RECIPES)``.
 """
@@ -16,22 +18,32 @@ from typing import Any
 
 import torch
 
+from evaluations._verified._distributions import DISTRIBUTIONS, draw, fresh_seeds
+from evaluations._verified._setup import MAX_SETS, Settings, set_count
 from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 
 PLAN = TimingPlan(warmup_s=0.2, min_calls=100, ci_target_rel=0.005, time_cap_s=3.0)
-"""The protocol's stopping rule with a shorter cap, so 250 problems x 2 callables fit in one run."""
+"""The protocol's stopping rule with a 3 s cap instead of 10 s, so 325 problems x 2 callables fit."""
 NAME = "verified (flush, device spin, CI-stopped median)"
 
 
-def verified_run(fn: Callable[[], Any], plan: TimingPlan = PLAN) -> TimingRun:
-    """Full timing of ``fn`` under the verified protocol's loop (stats with CI, host-bound flag)."""
-    return time_calls(lambda _k: fn(), [[]], torch.device("cuda"), plan)
+def input_sets(get_inputs: Callable[[], list[Any]], device: torch.device, seed: int = 1) -> list[list[Any]]:
+    """Timing input sets as a verified evaluation draws them (D1, fresh seeds, protocol's count)."""
+    seeds = fresh_seeds(MAX_SETS, seed)
+    first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device)
+    count = set_count(first, Settings.of({"seed": seed}))
+    return [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device) for s in seeds[1:count]]
 
 
-def verified_median(fn: Callable[[], Any]) -> float:
-    """Median per-call milliseconds of ``fn`` under the verified protocol's timing."""
-    return verified_run(fn).stats.median_ms
+def verified_run(model: Callable[..., Any], sets: list[list[Any]], plan: TimingPlan = PLAN) -> TimingRun:
+    """Full timing of ``model`` over rotated ``sets`` under the verified protocol's loop."""
+    return time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan)
 
 
-RECIPES: dict[str, Callable[[Callable[[], Any]], float]] = {NAME: verified_median}
-"""Recipe name -> recipe, in the form ``self_speedup.RECIPES`` holds."""
+def verified_median(model: Callable[..., Any], sets: list[list[Any]]) -> float:
+    """Median per-call milliseconds of ``model`` under the verified protocol's timing."""
+    return verified_run(model, sets).stats.median_ms
+
+
+RECIPES: dict[str, Callable[[Callable[..., Any], list[list[Any]]], float]] = {NAME: verified_median}
+"""Recipe name -> recipe taking (model, input sets); ``self_speedup`` passes rotated sets to these."""

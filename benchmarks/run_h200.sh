@@ -9,6 +9,7 @@
 # At the end, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
 # Needs pydantic on PYTHONPATH (carry wheels) and, for selfspeed/audit/cudal1, the CUDA-L1 bundle at
 # .data/h100.jsonl (copy it from the public datasets folder; it is git-ignored).
+# SELF_ARGS adds options to benchmarks/self_speedup.py (e.g. --essential-only, --retry-errors).
 set -u
 cd "$(dirname "$0")/.."
 OUT="${OUT:-.data/out}"
@@ -42,7 +43,7 @@ for s in "${STEPS[@]}"; do
       # Rows of earlier sessions are kept in benchmarks/results/h200/; the script skips problems already there.
       R=benchmarks/results/h200/self_speedup.jsonl; [ -f "$R" ] && cp "$R" "$OUT/self_speedup.jsonl"
       OUT="$OUT" timeout "$(left)" python3 benchmarks/self_speedup.py --bundle .data/h100.jsonl \
-        --suite evaluations/problems/kernelverdict --budget-s $(( $(left) - 30 )) > "$LOGS/self_speedup.log" 2>&1
+        --suite evaluations/problems/kernelverdict --budget-s $(( $(left) - 45 )) ${SELF_ARGS:-} > "$LOGS/self_speedup.log" 2>&1
       tail -20 "$LOGS/self_speedup.log" ;;
     gputests)
       step "GPU tests"

@@ -33,8 +33,14 @@ from evaluations._outcomes import mean, median, quantile  # noqa: E402
 from evaluations._worker import load_module  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _verified_recipe import RECIPES as VERIFIED_RECIPES  # noqa: E402
+from _verified_recipe import input_sets  # noqa: E402
+
 Recipe = Callable[[Callable[[], Any]], float]
 """Times a zero-argument callable on the current CUDA device; returns the recipe's statistic in ms."""
+SetRecipe = Callable[[Callable[..., Any], list[list[Any]]], float]
+"""Times a model over rotated input sets (the verified protocol's recipe); returns ms."""
 
 L2_FLUSH_BYTES = 512 * 1024 * 1024
 """Size of the buffer written before each call to evict L2 (the H200's L2 is 60 MiB)."""
@@ -79,12 +85,16 @@ def flushed_median(fn: Callable[[], Any]) -> float:
     return median([s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)])
 
 
-RECIPES: dict[str, Recipe] = {
+RECIPES: dict[str, Recipe | SetRecipe] = {
     "kernelbench-verified (3 warm-ups, 10 calls, mean)": kernelbench_verified,
     "kernelbench / standard (3 warm-ups, 100 calls, mean)": kernelbench_standard,
     "100-call median, L2 flushed": flushed_median,
 }
 """Recipe name -> recipe; the verified protocol's timing is added here as a further entry."""
+SET_RECIPES: set[str] = set()
+"""Names of recipes that take (model, rotated input sets) instead of a zero-argument callable."""
+OPTIONAL = {"100-call median, L2 flushed"}
+"""Recipes left out by ``--essential-only`` (comparison figures, not the protocols' own timing)."""
 REFERENCE_RECIPE = "kernelbench / standard (3 warm-ups, 100 calls, mean)"
 """Recipe whose reference time decides which problems count as under 20 us."""
 
@@ -143,22 +153,29 @@ def measure(task: Task, folder: Path) -> dict[str, Any]:
         copy_model = copy.ModelNew(*init).cuda()
         set_seed(SEED)
         inputs = _cuda(reference.get_inputs())
+        sets = input_sets(reference.get_inputs, torch.device("cuda")) if SET_RECIPES else []
         ref_ms, copy_ms = {}, {}
         for name, recipe in RECIPES.items():
-            ref_ms[name] = recipe(lambda: ref_model(*inputs))
-            copy_ms[name] = recipe(lambda: copy_model(*inputs))
+            if name in SET_RECIPES:
+                ref_ms[name] = recipe(ref_model, sets)  # type: ignore[call-arg]
+                copy_ms[name] = recipe(copy_model, sets)  # type: ignore[call-arg]
+            else:
+                ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
+                copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]
+        del sets
     return {"ref_ms": ref_ms, "copy_ms": copy_ms,
             "self_speedup": {n: ref_ms[n] / copy_ms[n] for n in RECIPES if copy_ms[n] > 0}}
 
 
-def _done(rows_path: Path) -> dict[str, dict[str, Any]]:
+def _done(rows_path: Path, retry_errors: bool = False) -> dict[str, dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     if rows_path.is_file():
         for line in rows_path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
                 rows[row["key"]] = row
-    return {k: r for k, r in rows.items() if "error" in r or set(RECIPES) <= set(r.get("self_speedup", {}))}
+    return {k: r for k, r in rows.items()
+            if ("error" in r and not retry_errors) or set(RECIPES) <= set(r.get("self_speedup", {}))}
 
 
 def _append(rows_path: Path, row: dict[str, Any]) -> None:
@@ -176,12 +193,12 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout(f"took longer than {PROBLEM_TIMEOUT_S} s")
 
 
-def run(tasks: list[Task], rows_path: Path, budget_s: float) -> dict[str, dict[str, Any]]:
+def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool = False) -> dict[str, dict[str, Any]]:
     """Measure every task not yet in ``rows_path``, stopping cleanly when the time budget is spent."""
     import signal
 
     torch.backends.cuda.matmul.allow_tf32 = False
-    done = _done(rows_path)
+    done = _done(rows_path, retry_errors)
     start = time.monotonic()
     signal.signal(signal.SIGALRM, _alarm)
     with tempfile.TemporaryDirectory(prefix="kv-self-") as tmp:
@@ -203,6 +220,8 @@ def run(tasks: list[Task], rows_path: Path, budget_s: float) -> dict[str, dict[s
                 signal.alarm(0)
             _append(rows_path, row)
             done[task.key] = row
+            shown = "  ".join(f"{v:.4f}" for v in row.get("self_speedup", {}).values())
+            print(f"[{len(done)}/{len(tasks)}] {task.key}: {row.get('error') or shown}", flush=True)
             torch.cuda.empty_cache()
             if context_lost:
                 print(f"{task.key}: CUDA context lost ({row['error']}); re-run to resume", flush=True)
@@ -241,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", type=Path, action="append", default=[],
                         help="also measure the problems of this suite folder (repeatable)")
     parser.add_argument("--no-verified", action="store_true", help="leave out the verified protocol's timing")
+    parser.add_argument("--essential-only", action="store_true",
+                        help="only the protocols' recipes and KernelBench-Verified's (leave out " + ", ".join(sorted(OPTIONAL)) + ")")
+    parser.add_argument("--retry-errors", action="store_true", help="measure again the problems whose earlier row is an error")
     parser.add_argument("--resume-from", type=Path, help="rows of an earlier run to continue (copied into $OUT first)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
@@ -251,16 +273,17 @@ def main(argv: list[str] | None = None) -> int:
     rows_path = out / "self_speedup.jsonl"
     if args.resume_from and args.resume_from.is_file() and not rows_path.exists():
         shutil.copyfile(args.resume_from, rows_path)
+    if args.essential_only:
+        for name in OPTIONAL:
+            RECIPES.pop(name, None)
     if not args.no_verified:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from _verified_recipe import RECIPES as VERIFIED_RECIPES
-
         RECIPES.update(VERIFIED_RECIPES)
+        SET_RECIPES.update(VERIFIED_RECIPES)
     tasks = load_tasks(Path(args.bundle))[: args.limit]
     for folder in args.suite:
         tasks += load_suite_tasks(folder)
     print(f"{len(tasks)} problems on {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
-    rows = run(tasks, rows_path, args.budget_s)
+    rows = run(tasks, rows_path, args.budget_s, args.retry_errors)
     report({t.key: rows[t.key] for t in tasks if t.key in rows})
     return 0
 
