@@ -3,7 +3,8 @@
 #
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
-# Steps (default: all, in this order): zoo, audit, selfspeed, gputests, cudal1.
+# Steps (default: all, in this order): zoo, audit, selfspeed, gputests, cudal1; zoo+gputests runs the
+# first and the GPU tests side by side (CONCURRENT evaluations at once, ZOO_S seconds at most).
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
 # last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
 # At the end, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
@@ -23,15 +24,26 @@ STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo audit selfspeed gputests cuda
 
 for s in "${STEPS[@]}"; do
   case "$s" in
-    zoo)
-      step "zoo (verified first: it is the protocol under test)"
+    zoo|zoo+gputests)
+      # CONCURRENT evaluations at once (default 6); each timing holds the GPU alone (evaluations/_gpulock.py).
+      # zoo+gputests runs the GPU tests beside the zoo under the same lock, within ZOO_S seconds.
+      step "$s (verified first: it is the protocol under test)"
+      export KVERDICT_GPU_LOCK; KVERDICT_GPU_LOCK="$(mktemp -d)/gpu.lock"
+      Z=$(( $(left) < ${ZOO_S:-100000} ? $(left) : ${ZOO_S:-100000} ))
+      if [ "$s" = zoo+gputests ]; then
+        timeout "$Z" python3 -m pytest -q -m gpu -p no:cacheprovider > "$LOGS/gpu_tests.log" 2>&1 &
+      fi
+      ZT0=$(date +%s)
       for proto in verified standard; do
         for set in exploits:exploit-zoo honest:honest-kernels; do
-          timeout "$(left)" $KV --protocol $proto --problems evaluations/zoo/problems \
-            --candidates evaluations/zoo/${set%%:*} --model ${set##*:} --provider kernelverdict >> "$LOGS/zoo.log" 2>&1
+          timeout $(( Z - ($(date +%s) - ZT0) > 5 ? Z - ($(date +%s) - ZT0) : 5 )) $KV --concurrent "${CONCURRENT:-6}" \
+            --protocol $proto --problems evaluations/zoo/problems --candidates evaluations/zoo/${set%%:*} \
+            --model ${set##*:} --provider kernelverdict >> "$LOGS/zoo.log" 2>&1
         done
       done
-      tail -5 "$LOGS/zoo.log" ;;
+      wait
+      unset KVERDICT_GPU_LOCK
+      tail -8 "$LOGS/zoo.log"; [ "$s" = zoo+gputests ] && tail -5 "$LOGS/gpu_tests.log" ;;
     audit)
       step "audit of the own suite"
       mkdir -p "$OUT/audits"

@@ -139,9 +139,10 @@ def _cuda(values: list[Any]) -> list[Any]:
     return [v.cuda() if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def measure(task: Task, folder: Path) -> dict[str, Any]:
-    """Times of the reference and of its separately built copy under every recipe."""
+def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str, Any]:
+    """Times of the reference and of its separately built copy under every recipe (or those in ``only``)."""
     tag = f"l{task.level}_{task.task_id}"
+    names = [n for n in RECIPES if only is None or n in only]
     reference = load_module(task.source, f"self_ref_{tag}", folder)
     copy = load_module(re.sub(r"\bModel\b", "ModelNew", task.source), f"self_copy_{tag}", folder)
     with torch.no_grad():
@@ -153,9 +154,10 @@ def measure(task: Task, folder: Path) -> dict[str, Any]:
         copy_model = copy.ModelNew(*init).cuda()
         set_seed(SEED)
         inputs = _cuda(reference.get_inputs())
-        sets = input_sets(reference.get_inputs, torch.device("cuda")) if SET_RECIPES else []
+        sets = input_sets(reference.get_inputs, torch.device("cuda")) if SET_RECIPES & set(names) else []
         ref_ms, copy_ms = {}, {}
-        for name, recipe in RECIPES.items():
+        for name in names:
+            recipe = RECIPES[name]
             if name in SET_RECIPES:
                 ref_ms[name] = recipe(ref_model, sets)  # type: ignore[call-arg]
                 copy_ms[name] = recipe(copy_model, sets)  # type: ignore[call-arg]
@@ -164,16 +166,28 @@ def measure(task: Task, folder: Path) -> dict[str, Any]:
                 copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]
         del sets
     return {"ref_ms": ref_ms, "copy_ms": copy_ms,
-            "self_speedup": {n: ref_ms[n] / copy_ms[n] for n in RECIPES if copy_ms[n] > 0}}
+            "self_speedup": {n: ref_ms[n] / copy_ms[n] for n in names if copy_ms[n] > 0}}
 
 
-def _done(rows_path: Path, retry_errors: bool = False) -> dict[str, dict[str, Any]]:
+def _merged(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` measurements added to an earlier row of the same problem (earlier recipes kept)."""
+    if not old or "error" in old:
+        return new
+    return {k: ({**old.get(k, {}), **new[k]} if k in ("ref_ms", "copy_ms", "self_speedup") else new[k]) for k in new}
+
+
+def _rows(rows_path: Path) -> dict[str, dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     if rows_path.is_file():
         for line in rows_path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
                 rows[row["key"]] = row
+    return rows
+
+
+def _done(rows: dict[str, dict[str, Any]], retry_errors: bool = False) -> dict[str, dict[str, Any]]:
+    """Rows needing nothing more: every recipe measured, or (unless retrying) an error."""
     return {k: r for k, r in rows.items()
             if ("error" in r and not retry_errors) or set(RECIPES) <= set(r.get("self_speedup", {}))}
 
@@ -194,25 +208,33 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool = False) -> dict[str, dict[str, Any]]:
-    """Measure every task not yet in ``rows_path``, stopping cleanly when the time budget is spent."""
+    """Measure every task (or its missing recipes) not yet in ``rows_path``, until the time budget is spent.
+
+    Returns every row known afterwards: measured now, or earlier (maybe lacking a recipe added since).
+    """
     import signal
 
     torch.backends.cuda.matmul.allow_tf32 = False
-    done = _done(rows_path, retry_errors)
+    earlier = _rows(rows_path)
+    done = _done(earlier, retry_errors)
     start = time.monotonic()
     signal.signal(signal.SIGALRM, _alarm)
     with tempfile.TemporaryDirectory(prefix="kv-self-") as tmp:
-        for task in tasks:
+        suites = list(dict.fromkeys(t.suite for t in tasks))
+        # per suite, problems never measured before those that only lack a recipe added since
+        for task in sorted(tasks, key=lambda t: (suites.index(t.suite), t.key in earlier)):
             if task.key in done:
                 continue
             if time.monotonic() - start > budget_s:
                 print(f"time budget of {budget_s:g} s spent; re-run to resume", flush=True)
                 break
             row: dict[str, Any] = {"key": task.key, "level": task.level, "task_id": task.task_id}
+            before = earlier.get(task.key)
+            missing = None if not before or "error" in before else set(RECIPES) - set(before.get("self_speedup", {}))
             context_lost = False
             signal.alarm(PROBLEM_TIMEOUT_S)
             try:
-                row.update(measure(task, Path(tmp)))
+                row.update(_merged(before, measure(task, Path(tmp), missing)))
             except Exception as exc:  # the reference itself fails: report and go on
                 row["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
                 context_lost = isinstance(exc, CUDA_ERRORS)
@@ -220,13 +242,13 @@ def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool 
                 signal.alarm(0)
             _append(rows_path, row)
             done[task.key] = row
-            shown = "  ".join(f"{v:.4f}" for v in row.get("self_speedup", {}).values())
+            shown = "  ".join(f"{row['self_speedup'][n]:.4f}" for n in RECIPES if n in row.get("self_speedup", {}))
             print(f"[{len(done)}/{len(tasks)}] {task.key}: {row.get('error') or shown}", flush=True)
             torch.cuda.empty_cache()
             if context_lost:
                 print(f"{task.key}: CUDA context lost ({row['error']}); re-run to resume", flush=True)
                 break
-    return done
+    return {**earlier, **done}
 
 
 def report(rows: dict[str, dict[str, Any]]) -> None:

@@ -46,6 +46,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--trials", metavar="N", type=int, help="fewer correctness trials than the protocol's (recorded in each record)")
     p.add_argument("--warmup-calls", metavar="N", type=int, help="override the protocol's warm-up calls (recorded in each record)")
     p.add_argument("--timed-calls", metavar="N", type=int, help="override the protocol's timed calls (recorded in each record)")
+    p.add_argument("--concurrent", metavar="N", type=int, default=1,
+                   help="CUDA only: evaluations in flight at once on the one GPU; each timing holds the GPU alone "
+                   "while the others load, check and wait (default: 1)")
     p.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
     p.add_argument("--prewarm", action="store_true", help="on CUDA, keep a spare worker importing torch ahead of the "
                    "next isolated call to save start-up time (each worker still serves one job)")
@@ -92,8 +95,8 @@ def run_command(args: argparse.Namespace) -> int:
             get_protocol(name)
     except ProtocolUnavailable as exc:
         raise UserError(str(exc)) from None
-    if args.timeout <= 0 or args.jobs < 1:
-        raise UserError("--timeout and --jobs must be positive")
+    if args.timeout <= 0 or args.jobs < 1 or args.concurrent < 1:
+        raise UserError("--timeout, --jobs and --concurrent must be positive")
     if args.source_url and not args.source_commit:
         raise UserError("--source-url needs --source-commit")
     if args.candidates and not Path(args.candidates).exists():
@@ -121,10 +124,12 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
         device = resolve_device(args.device)
     except RuntimeError as exc:
         raise UserError(str(exc)) from None
+    if args.concurrent > 1 and device != "cuda":
+        raise UserError("--concurrent above 1 needs --device cuda: host-clock timings on the CPU would share its cores")
     config = RunConfig(out_dir=Path(args.out), protocols=protocols, device=device, timeout_s=args.timeout,
                        jobs=args.jobs, build_dir=Path(args.build_dir), build_timeout_s=args.build_timeout,
                        options=options, progress=not args.no_progress,
-                       prewarm=default_prewarm(device, args.prewarm))
+                       prewarm=default_prewarm(device, args.prewarm), concurrent=args.concurrent)
     with _sigterm_interrupts():
         summary = run(loaded, config, capture_environment(device))
     print_summary(summary, protocols)

@@ -23,6 +23,8 @@ from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Literal
 
+from . import _gpulock
+
 GRACE_S = 5.0
 """Seconds between SIGTERM and SIGKILL when a child must be stopped."""
 POLL_S = 0.05
@@ -252,6 +254,7 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_bytes(b"")
     start = time.monotonic()
+    lock = os.environ.get(_gpulock.ENV)  # time spent waiting for a shared GPU does not count
     proc, reader = _dispatch(spare, target, payload, log)
     message: tuple[Any, ...] | None = None
     failure: Failure | None = None
@@ -275,7 +278,7 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
             if cancel is not None and cancel.is_set():
                 failure = Failure("cancelled", "the run was interrupted")
                 break
-            if time.monotonic() - start > timeout_s:
+            if time.monotonic() - start > timeout_s + min(timeout_s, _gpulock.waited_s(lock, proc.pid)):
                 failure = Failure("timeout", f"worker exceeded its {timeout_s:g} s deadline and was killed")
                 break
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from typing import Any
 import schemas
 from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, Record
 
-from . import _extensions
+from . import _extensions, _gpulock
 from ._isolation import IsolatedResult, Spare, run_isolated, start_spare
 from ._loaders import Loaded
 from ._outcomes import BaselineOutcome, CandidateOutcome, statistic_ms
@@ -64,6 +65,9 @@ class RunConfig:
     prewarm: bool | None = None
     """Keep one spare worker importing torch and the protocols ahead of the next isolated call (each worker
     still serves exactly one job). True/False force it; None: off (see :func:`default_prewarm`)."""
+    concurrent: int = 1
+    """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``_gpulock``: every
+    timing holds the device alone; start-up, loading, correctness and integrity work overlap."""
 
 
 @dataclass
@@ -171,7 +175,14 @@ class Runner:
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
         self._build_errors: dict[str, CandidateOutcome] = {}
         self._prewarm = default_prewarm(config.device, False) if config.prewarm is None else config.prewarm
+        self._prewarm = self._prewarm and config.concurrent <= 1  # spares serve one call at a time
         self._spare: Spare | None = None
+        self._locks: dict[tuple[str, str, str], threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        shared_gpu = config.device == "cuda" and (config.concurrent > 1 or bool(os.environ.get(_gpulock.ENV)))
+        self._concurrency_note = (
+            f"evaluated while other workers shared this GPU ({config.concurrent} at once in this run); every timing "
+            "held the GPU alone, but other workers' start-up and host work could run beside it" if shared_gpu else None)
 
     def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None) -> Job:
         return Job(problem=problem, protocol=protocol, device=self.config.device, candidate=candidate,
@@ -239,6 +250,12 @@ class Runner:
     def baseline(self, protocol: str, problem: Problem, kind: str) -> BaselineRecord | None:
         """The baseline record of (problem, protocol, kind) here: reused from disk, or measured now."""
         key = (protocol, problem.key, kind)
+        with self._locks_guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:  # concurrent candidates of one problem measure its baseline once
+            return self._baseline(protocol, problem, kind, key)
+
+    def _baseline(self, protocol: str, problem: Problem, kind: str, key: tuple[str, str, str]) -> BaselineRecord | None:
         if key in self._baselines:
             return self._baselines[key]
         info, module = self.infos[protocol], self.protocols[protocol]
@@ -294,6 +311,8 @@ class Runner:
                 outcome.error = _error_text(outcome.error, result.output_tail)
         if outcome.status == "correct" and outcome.peak_memory_bytes is None:
             outcome.peak_memory_bytes = self._memory(module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
+        if self._concurrency_note:
+            outcome.notes = [*outcome.notes, self._concurrency_note]
         record = assemble_record(self, protocol, problem, candidate, outcome, baselines)  # type: ignore[arg-type]
         schemas.write_record(path, record)
         return record
@@ -390,16 +409,48 @@ def run(loaded: Loaded, config: RunConfig, env: Environment) -> RunSummary:
                 task = progress.add_task("building extensions", total=builds)
                 runner.prebuild(todo, lambda: progress.advance(task))
             task = progress.add_task("evaluating", total=len(todo))
-            for protocol, candidate, path in todo:
-                progress.update(task, description=f"{protocol}: {candidate.problem_key} s{candidate.sample}")
+
+            def one(item: tuple[str, Candidate, Path]) -> None:
+                protocol, candidate, path = item
+                if config.concurrent <= 1:
+                    progress.update(task, description=f"{protocol}: {candidate.problem_key} s{candidate.sample}")
                 record = runner.evaluate(protocol, candidate, path)
                 if record is not None:
                     runner.summary.written.append(path)
                     runner.summary.records.append(record)
                 progress.advance(task)
+
+            if config.concurrent <= 1:
+                for item in todo:
+                    one(item)
+            else:
+                progress.update(task, description=f"evaluating, {config.concurrent} at once")
+                with _shared_gpu(config), ThreadPoolExecutor(max_workers=config.concurrent) as pool:
+                    futures = [pool.submit(one, item) for item in todo]
+                    try:
+                        for future in futures:
+                            future.result()
+                    except BaseException:
+                        runner.cancel.set()
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        raise
         except BaseException:
             runner.cancel.set()
             raise
         finally:
             runner.close()
     return runner.summary
+
+
+@contextmanager
+def _shared_gpu(config: RunConfig) -> Iterator[None]:
+    """Name a fresh GPU lock file for the workers of a concurrent CUDA run (``_gpulock``)."""
+    if config.device != "cuda" or os.environ.get(_gpulock.ENV):
+        yield  # CPU timings are host-clock and not shared; or an outer run already set a lock
+        return
+    with tempfile.TemporaryDirectory(prefix="kv-gpulock-") as folder:
+        os.environ[_gpulock.ENV] = str(Path(folder) / "gpu.lock")
+        try:
+            yield
+        finally:
+            os.environ.pop(_gpulock.ENV, None)

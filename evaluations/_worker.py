@@ -12,11 +12,12 @@ import os
 import sys
 import tempfile
 import traceback
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from . import _extensions
+from . import _extensions, _gpulock
 from ._outcomes import BaselineOutcome, CandidateOutcome
 from ._types import Job, sha256_text
 
@@ -114,21 +115,28 @@ def _protocol(job: Job) -> Any:
     return get_protocol(job.protocol)
 
 
+def _device_share(job: Job) -> AbstractContextManager[None]:
+    """The GPU held shared for the whole job when concurrent workers use it (see ``_gpulock``)."""
+    return _gpulock.shared() if job.device == "cuda" else nullcontext()
+
+
 def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
     """Worker entry: a baseline job returns its outcome; a candidate job never raises."""
     protocol = _protocol(job)
-    if job.candidate is None:
-        return protocol.run_baseline(job)
-    try:
-        return protocol.run_candidate(job)
-    except CandidateLoadError as exc:
-        return CandidateOutcome(status="compile_error", error=str(exc))
-    except Exception as exc:  # the candidate's own failure, e.g. CUDA OOM or an illegal address
-        return CandidateOutcome(status="runtime_error", error=describe(exc))
+    with _device_share(job):
+        if job.candidate is None:
+            return protocol.run_baseline(job)
+        try:
+            return protocol.run_candidate(job)
+        except CandidateLoadError as exc:
+            return CandidateOutcome(status="compile_error", error=str(exc))
+        except Exception as exc:  # the candidate's own failure, e.g. CUDA OOM or an illegal address
+            return CandidateOutcome(status="runtime_error", error=describe(exc))
 
 
 def memory_job(job: Job) -> int | None:
     """Worker entry: the protocol's peak-memory measurement of one call, or None when it has none."""
     protocol = _protocol(job)
     measure = getattr(protocol, "measure_memory", None)
-    return measure(job) if measure is not None else None
+    with _device_share(job):
+        return measure(job) if measure is not None else None

@@ -5,7 +5,8 @@ an L2 flush, and a short device-side spin before its start event, so the host ha
 whole call before the device reaches it: host launch gaps (the cause of the swings seen on
 networks of many small kernels) stay out of the event pair, and a host-bound call is reported as
 such. Calls under ~20 us are timed several to an event pair. Sampling stops once the 95% CI
-half-width of the median is under the target, after a minimum count, or at a time cap.
+half-width of the median is under the target, after a minimum count and a minimum wall time (so
+slow drifts average out rather than freeze into one run's median), or at a time cap.
 On the CPU the same loop uses a monotonic host clock.
 """
 
@@ -21,6 +22,7 @@ import torch
 
 from schemas import TimingStats
 
+from .. import _gpulock
 from .._outcomes import median
 from ._distributions import refresh_in_place
 from ._stats import ci_half_width_rel, summarize_verified
@@ -53,6 +55,9 @@ class TimingPlan:
     ci_target_rel: float = 0.005
     time_cap_s: float = 10.0
     max_calls: int = 20_000
+    min_time_s: float = 0.5
+    """Sampling spans at least this much wall time, so slow drifts (clocks, host) average out instead of
+    freezing into a tight but run-specific median: 100 calls of 40 us took only ~20 ms."""
 
     @classmethod
     def of(cls, options: dict[str, Any]) -> TimingPlan:
@@ -96,9 +101,11 @@ class _Rotation:
 
 
 def _should_stop(samples: list[float], plan: TimingPlan, started: float) -> bool:
-    if len(samples) >= plan.max_calls or perf_counter() - started > plan.time_cap_s:
+    elapsed = perf_counter() - started
+    if len(samples) >= plan.max_calls or elapsed > plan.time_cap_s:
         return True
-    return len(samples) >= plan.min_calls and ci_half_width_rel(samples) < plan.ci_target_rel
+    return (len(samples) >= plan.min_calls and elapsed >= plan.min_time_s
+            and ci_half_width_rel(samples) < plan.ci_target_rel)
 
 
 def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
@@ -134,13 +141,23 @@ def _cycles_per_ms() -> float:
     return _CYCLES_PER_MS[0]
 
 
+PROBE_SPIN_MS = 2.0
+"""Device spin before each probe call, so its device time excludes the host's launch gap."""
+
+
 def _probe(call: Callable[[int], Any], rot: _Rotation, outputs: dict[int, Any]) -> tuple[float, float]:
-    """(host enqueue ms, device ms) of one call, medians of a few."""
+    """(host enqueue ms, device ms) of one call, medians of a few.
+
+    Without the spin an idle device would wait for the host's launches inside the event pair, and a
+    5 us call could look like a 20 us one, flipping how many calls each sample times.
+    """
     host, device = [], []
+    spin = int(_cycles_per_ms() * PROBE_SPIN_MS)
     for _ in range(5):
         k = rot.take()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         _synchronize()
+        torch.cuda._sleep(spin)
         t0 = perf_counter()
         start.record()
         outputs[k] = call(k)
@@ -214,5 +231,6 @@ def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.
     outputs: dict[int, Any] = {}
     with torch.no_grad():
         if device.type == "cuda":
-            return _time_cuda(call, rot, plan, outputs)
+            with _gpulock.exclusive():  # concurrent workers: nothing else runs on the GPU while this one times
+                return _time_cuda(call, rot, plan, outputs)
         return _time_host(call, rot, plan, outputs)

@@ -19,6 +19,7 @@ import torch
 from schemas import CorrectnessCheck, ProtocolInfo, TimingConfig
 from schemas import TimingStats as _TimingStats
 
+from .. import _gpulock
 from .._outcomes import BaselineOutcome, CandidateOutcome, summarize
 from .._types import Job
 from .._worker import load_candidate, load_problem
@@ -81,15 +82,22 @@ def _configure(device: str) -> torch.device:
 def collect_times_ms(fn: Callable[[], Any], device: str, warmup: int, calls: int,
                      sync_each_call: bool = True) -> list[float]:
     """Raw per-call times in ms: CUDA events on the current stream on a GPU, else a monotonic clock."""
+    if device == "cuda":
+        with _gpulock.exclusive():  # concurrent workers: nothing else runs on the GPU while this one times
+            return _collect_cuda(fn, warmup, calls, sync_each_call)
     for _ in range(warmup):
         fn()
-    if device != "cuda":
-        samples = []
-        for _ in range(calls):
-            start = time.perf_counter_ns()
-            fn()
-            samples.append((time.perf_counter_ns() - start) / 1e6)
-        return samples
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    return samples
+
+
+def _collect_cuda(fn: Callable[[], Any], warmup: int, calls: int, sync_each_call: bool) -> list[float]:
+    for _ in range(warmup):
+        fn()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
     torch.cuda.synchronize()

@@ -7,8 +7,10 @@ the process as a naive harness would (the candidate's own patches included).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, NamedTuple
 
+from .. import _gpulock
 from .._outcomes import CandidateOutcome
 from .._worker import CandidateLoadError, describe
 from ._manifest import ZooEntry, zoo_job
@@ -35,6 +37,7 @@ def _run(job: Any) -> CandidateOutcome:
 def evaluate_both(payload: tuple[ZooEntry, str, dict[str, Any], str | None]) -> BothOutcomes:
     """Worker target: ``(entry, device, options, build_dir)`` -> outcomes of both protocols."""
     entry, device, options, build_dir = payload
-    verified = _run(zoo_job(entry, "verified", device, options, build_dir))
-    standard = _run(zoo_job(entry, "standard", device, options, build_dir))
+    with _gpulock.shared() if device == "cuda" else nullcontext():  # beside other workers: time alone
+        verified = _run(zoo_job(entry, "verified", device, options, build_dir))
+        standard = _run(zoo_job(entry, "standard", device, options, build_dir))
     return BothOutcomes(verified, standard)

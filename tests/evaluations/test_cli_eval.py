@@ -68,3 +68,11 @@ def test_bad_numbers(capsys, fixtures_dir):
     _one_line_error(capsys, [*base, "--timeout", "0"], "must be positive")
     _one_line_error(capsys, [*base, "--timed-calls", "0"], "--timed-calls must be positive")
     _one_line_error(capsys, [*base, "--source-url", "https://example.org/x"], "--source-commit")
+
+
+def test_concurrent_evaluations_need_a_gpu(capsys, fixtures_dir, tmp_path):
+    base = ["eval", "--problems", str(fixtures_dir / "problems"), "--candidates", str(fixtures_dir / "candidates"),
+            "--model", "m", "--out", str(tmp_path)]
+    _one_line_error(capsys, [*base, "--device", "cpu", "--concurrent", "3"], "--concurrent above 1 needs --device cuda")
+    _one_line_error(capsys, [*base, "--concurrent", "0"], "must be positive")
+    assert not any(tmp_path.iterdir())

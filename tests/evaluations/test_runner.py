@@ -156,3 +156,26 @@ def test_spare_workers_give_the_same_verdicts_and_leave_nothing_behind(tmp_path,
     logs = tmp_path / "build" / "logs"
     assert len(list(logs.glob("eval-*.log"))) == 3 and len(list(logs.glob("baseline-*.log"))) == 1
     assert not list(logs.glob("spare-*.log"))  # the unused spare was stopped and cleaned up
+
+
+def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_once(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+
+    names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__exit.py", "2_tiny_add.py", "3_tiny_scale.py")
+    cands = _candidates(tmp_path / "cands", fixtures_dir, names)
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model", provider=None, suite=None)
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       progress=False, concurrent=3)
+    summary = run(loaded, config, capture_environment("cpu"))
+    assert sorted(Path(p).name.split("__")[0] for p in summary.written) == sorted(
+        ["0001-1_tiny_relu", "0001-1_tiny_relu", "0001-1_tiny_relu", "0002-2_tiny_add", "0003-3_tiny_scale"])
+    statuses = {Path(r.kernel.path).name: r.status for r in summary.records}
+    assert statuses == {"1_tiny_relu.py": "correct", "1_tiny_relu__wrong.py": "incorrect",
+                        "1_tiny_relu__exit.py": "runtime_error", "2_tiny_add.py": "correct", "3_tiny_scale.py": "correct"}
+    # three candidates of problem 1 ran at once: its eager baseline was still measured exactly once
+    baseline_logs = sorted(p.name for p in (tmp_path / "build" / "logs").glob("baseline-*.log"))
+    assert len(baseline_logs) == 3, baseline_logs
+    assert all(not r.notes for r in summary.records)  # no shared GPU on the CPU: nothing to disclose

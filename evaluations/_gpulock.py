@@ -1,0 +1,136 @@
+"""One GPU shared by concurrent evaluations, with every timing holding it alone.
+
+``kverdict eval --concurrent N`` (N > 1, CUDA) runs several workers at once: their process start-up,
+imports, extension loading, correctness trials and integrity checks overlap, but a timing never
+shares the device. The runner names a lock file in ``KVERDICT_GPU_LOCK``; a worker holds the lock
+*shared* while it uses the device and *exclusively* while it times. A worker first waits until all
+its own queued device work is done before it lets go of the shared lock, so nothing of it runs
+inside another worker's timing. A gate file gives a waiting timing priority: while one waits, no
+worker newly takes the device.
+
+A worker records how long it has waited for the lock in ``<lock>.wait-<pid>``; the runner extends
+that worker's deadline by this much (at most doubling it), so waiting for the GPU is never a timeout.
+Without the environment variable (one evaluation at a time, or the CPU) every function is a no-op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ENV = "KVERDICT_GPU_LOCK"
+"""Environment variable naming the lock file; set by the runner for concurrent CUDA runs."""
+
+_flock = fcntl.flock  # bound at import, before any candidate code runs
+_state: dict[str, object] = {"main": None, "gate": None, "depth": 0, "waited": 0.0}
+
+
+def _path() -> str | None:
+    return os.environ.get(ENV) or None
+
+
+def wait_file(lock: str | os.PathLike[str], pid: int) -> Path:
+    """Where worker ``pid`` records its cumulative wait for the lock."""
+    return Path(f"{os.fspath(lock)}.wait-{pid}")
+
+
+def waited_s(lock: str | os.PathLike[str] | None, pid: int) -> float:
+    """Seconds worker ``pid`` has spent waiting for the GPU lock so far, a wait in progress included."""
+    if not lock:
+        return 0.0
+    try:
+        total, since = (float(v) for v in wait_file(lock, pid).read_text(encoding="ascii").split())
+    except (OSError, ValueError):
+        return 0.0
+    return max(0.0, total + (time.monotonic() - since if since >= 0 else 0.0))
+
+
+def _note_wait(since: float) -> None:
+    path = _path()
+    if path:
+        with contextlib.suppress(OSError):
+            wait_file(path, os.getpid()).write_text(f"{_state['waited']:.3f} {since:.6f}", encoding="ascii")
+
+
+def _take(fd: int, op: int) -> None:
+    try:  # uncontended: no wait to note
+        _flock(fd, op | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    t0 = time.monotonic()
+    _note_wait(t0)  # the runner sees a wait in progress and extends this worker's deadline meanwhile
+    _flock(fd, op)
+    _state["waited"] = float(_state["waited"]) + time.monotonic() - t0  # type: ignore[arg-type]
+    _note_wait(-1.0)
+
+
+def _sync_device() -> None:
+    torch = sys.modules.get("torch")  # a worker that never imported torch has no device work
+    if torch is None:
+        return
+    try:
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    except Exception:  # noqa: S110 - a broken context: the worker's own failure, reported by the job
+        pass
+
+
+def _enter_shared(main: int, gate: int) -> None:
+    _take(gate, fcntl.LOCK_EX)
+    try:
+        _take(main, fcntl.LOCK_SH)
+    finally:
+        _flock(gate, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def shared() -> Iterator[None]:
+    """Hold the device shared for the duration (a worker's whole job); a no-op without the lock."""
+    path = _path()
+    if path is None or _state["main"] is not None:
+        yield
+        return
+    main = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    gate = os.open(f"{path}.gate", os.O_RDWR | os.O_CREAT, 0o644)
+    _state.update(main=main, gate=gate)
+    try:
+        _enter_shared(main, gate)
+        yield
+    finally:
+        _sync_device()
+        _flock(main, fcntl.LOCK_UN)
+        os.close(main)
+        os.close(gate)
+        _state.update(main=None, gate=None)
+        with contextlib.suppress(OSError):
+            wait_file(path, os.getpid()).unlink()
+
+
+@contextlib.contextmanager
+def exclusive() -> Iterator[None]:
+    """Hold the device alone for the duration (a timing); a no-op outside :func:`shared` or without the lock."""
+    main, gate = _state["main"], _state["gate"]
+    if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+        yield
+        return
+    assert isinstance(main, int) and isinstance(gate, int)
+    _sync_device()  # none of this worker's earlier work may run inside another's timing
+    _flock(main, fcntl.LOCK_UN)
+    _take(gate, fcntl.LOCK_EX)
+    try:
+        _take(main, fcntl.LOCK_EX)
+        _state["depth"] = 1
+        try:
+            yield
+        finally:
+            _sync_device()
+            _state["depth"] = 0
+            _flock(main, fcntl.LOCK_SH)  # back to shared while still holding the gate: no one slips in
+    finally:
+        _flock(gate, fcntl.LOCK_UN)

@@ -1,0 +1,103 @@
+"""The GPU lock of concurrent CUDA runs: timings hold the device alone, waiting is not a timeout.
+
+The lock is plain ``flock`` on files, so its rules are tested here with CPU processes; the CUDA
+synchronisation it adds around them is a no-op where no device is initialised.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from evaluations import _gpulock
+from evaluations._isolation import run_isolated
+
+
+@pytest.fixture
+def lock(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "gpu.lock"
+    monkeypatch.setenv(_gpulock.ENV, str(path))
+    return path
+
+
+def _run(tmp_path: Path, name: str, payload: object, tag: str, timeout_s: float = 60.0):
+    result = run_isolated(f"isolation_targets:{name}", payload, timeout_s=timeout_s, log_path=tmp_path / f"{tag}.log")
+    assert result.ok, (result.failure, result.output_tail)
+    return result.value
+
+
+def test_without_the_variable_both_holds_are_no_ops(tmp_path, monkeypatch):
+    monkeypatch.delenv(_gpulock.ENV, raising=False)
+    with _gpulock.shared(), _gpulock.exclusive():
+        pass
+    assert list(tmp_path.iterdir()) == []
+    assert _gpulock.waited_s(None, os.getpid()) == 0.0
+
+
+def _touched(path: Path, limit_s: float = 60.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
+def test_a_timing_waits_for_every_shared_holder_and_new_holders_wait_for_it(tmp_path, lock):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with ThreadPoolExecutor(3) as pool:
+        first = pool.submit(_run, tmp_path, "hold_shared", (str(marks), "first", "release"), "first")
+        _touched(marks / "first.held")
+        timing = pool.submit(_run, tmp_path, "time_exclusive", (str(marks), "timing", None), "timing")
+        _touched(marks / "timing.trying")
+        time.sleep(0.3)  # the timing is now queued behind the first worker
+        late = pool.submit(_run, tmp_path, "hold_shared", (str(marks), "late", None), "late")
+        _touched(marks / "late.trying")
+        time.sleep(0.5)  # the newcomer is now queued too
+        (marks / "release").touch()
+        _, first_end = first.result()
+        alone_start, alone_end, waited = timing.result()
+        late_start, _ = late.result()
+    assert alone_start >= first_end, "the timing began while another worker held the device"
+    assert late_start >= alone_end, "a worker took the device while a timing was waiting for it"
+    assert waited > 0.5, waited
+
+
+def test_waiting_for_the_lock_does_not_count_against_the_deadline(tmp_path, lock):
+    held = threading.Event()
+
+    def hold_alone() -> None:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held.set()
+        time.sleep(4.0)
+        os.close(fd)
+
+    holder = threading.Thread(target=hold_alone)
+    holder.start()
+    held.wait()
+    try:
+        start, end = _run(tmp_path, "hold_shared", (str(tmp_path), "patient", None), "patient", timeout_s=3.0)
+    finally:
+        holder.join()
+    assert not holder.is_alive()  # it got the device only after the 4 s hold, past its 3 s deadline, unkilled
+    assert end - start < 1.0
+
+
+def test_a_worker_that_waits_longer_than_twice_its_deadline_is_still_stopped(tmp_path, lock):
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        t0 = time.monotonic()
+        result = run_isolated("isolation_targets:hold_shared", (str(tmp_path), "stuck", None), timeout_s=1.0,
+                              log_path=tmp_path / "stuck.log")
+        took = time.monotonic() - t0
+    finally:
+        os.close(fd)
+    assert result.failure is not None and result.failure.kind == "timeout"
+    assert took < 15.0
