@@ -19,7 +19,7 @@ LOGS="$OUT/logs"; mkdir -p "$LOGS"
 T0=$(date +%s)
 left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
-GPU_TESTS="tests/evaluations/test_gpu_standard.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py"  # the GPU tests (no site deps)
+GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py}"  # no site deps
 KV="python3 -m evaluations.cli eval --device cuda --out records --timeout 200 --no-progress"
 STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo audit selfspeed gputests cudal1)
 
@@ -32,7 +32,7 @@ for s in "${STEPS[@]}"; do
       export KVERDICT_GPU_LOCK; KVERDICT_GPU_LOCK="$(mktemp -d)/gpu.lock"
       Z=$(( $(left) < ${ZOO_S:-100000} ? $(left) : ${ZOO_S:-100000} ))
       if [ "$s" = zoo+gputests ]; then
-        timeout "$Z" python3 -m pytest -q -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1 &
+        timeout "$Z" python3 -m pytest -v -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1 &
       fi
       ZT0=$(date +%s)
       for proto in verified standard; do
@@ -60,7 +60,7 @@ for s in "${STEPS[@]}"; do
       tail -20 "$LOGS/self_speedup.log" ;;
     gputests)
       step "GPU tests"
-      timeout "$(left)" python3 -m pytest -q -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1
+      timeout "$(left)" python3 -m pytest -v -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1
       tail -5 "$LOGS/gpu_tests.log" ;;
     cudal1)
       step "CUDA-L1 kernels (public dataset) under both protocols"

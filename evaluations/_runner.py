@@ -266,6 +266,8 @@ class Runner:
             result = self._isolated("evaluations._worker:run_job", job, f"baseline-{protocol}-{problem.sha256[:12]}-{kind}",
                                     self.config.timeout_s)
             if not result.ok:
+                if result.failure is not None and result.failure.kind == "cancelled":
+                    return None  # interrupted, not failed: measured again by the re-run
                 reason = result.failure.message if result.failure else "no result"
                 self.summary.reference_failures[problem.key] = f"{kind} baseline: {reason}"
                 self._baselines[key] = None
@@ -306,11 +308,15 @@ class Runner:
         if outcome is None:
             result = self._isolated("evaluations._worker:run_job", job, f"eval-{protocol}-{candidate.sha256[:16]}",
                                     self.config.timeout_s)
+            if result.failure is not None and result.failure.kind == "cancelled":
+                return None  # the run was interrupted: no verdict, and a re-run evaluates it again
             outcome = result.value if result.ok else failed_outcome(result)
             if result.ok and outcome.error and result.output_tail.strip() and outcome.status != "incorrect":
                 outcome.error = _error_text(outcome.error, result.output_tail)
         if outcome.status == "correct" and outcome.peak_memory_bytes is None:
             outcome.peak_memory_bytes = self._memory(module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
+        if self.cancel.is_set():
+            return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
         if self._concurrency_note:
             outcome.notes = [*outcome.notes, self._concurrency_note]
         record = assemble_record(self, protocol, problem, candidate, outcome, baselines)  # type: ignore[arg-type]
@@ -426,7 +432,11 @@ def run(loaded: Loaded, config: RunConfig, env: Environment) -> RunSummary:
             else:
                 progress.update(task, description=f"evaluating, {config.concurrent} at once")
                 with _shared_gpu(config), ThreadPoolExecutor(max_workers=config.concurrent) as pool:
-                    futures = [pool.submit(one, item) for item in todo]
+                    # every baseline first, side by side: candidates of a problem would queue behind its baselines
+                    needed = {(p, c.problem_key, kind): runner.problems[c.problem_key] for p, c, _ in todo
+                              for kind in runner.protocols[p].BASELINE_KINDS}
+                    futures = [pool.submit(runner.baseline, p, problem, kind) for (p, _, kind), problem in needed.items()]
+                    futures += [pool.submit(one, item) for item in todo]
                     try:
                         for future in futures:
                             future.result()

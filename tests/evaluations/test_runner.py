@@ -179,3 +179,21 @@ def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_onc
     baseline_logs = sorted(p.name for p in (tmp_path / "build" / "logs").glob("baseline-*.log"))
     assert len(baseline_logs) == 3, baseline_logs
     assert all(not r.notes for r in summary.records)  # no shared GPU on the CPU: nothing to disclose
+
+
+def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, Runner
+
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1}, progress=False)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    (protocol, candidate, path), = runner.pending()
+    assert runner.baseline(protocol, runner.problems[candidate.problem_key], "eager_fp32") is not None
+    runner.cancel.set()  # what an interrupt does to the evaluations still in flight
+    assert runner.evaluate(protocol, candidate, path) is None
+    assert not path.exists()  # no "interrupted" verdict: a re-run evaluates it
+    assert [p for p in (tmp_path / "out").rglob("*.json") if "_baselines" not in p.parts] == []
