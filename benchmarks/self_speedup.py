@@ -251,6 +251,24 @@ def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool 
     return {**earlier, **done}
 
 
+BANDS_MS = (0.03, 0.1, 1.0, 10.0)
+"""Edges of the reference-time bands in which the report splits each recipe's share within +-1%."""
+
+
+def _by_band(members: list[dict[str, Any]], name: str) -> str:
+    """'<30us 12/37, 30-100us ...': within +-1% / measured, per band of the reference's time."""
+    edges = (0.0, *BANDS_MS, float("inf"))
+    parts = []
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        band = [r for r in members if name in r["self_speedup"] and lo <= r["ref_ms"][name] < hi]
+        if band:
+            ok = sum(abs(r["self_speedup"][name] - 1.0) <= WITHIN for r in band)
+            label = (f"<{hi * 1000:g}us" if lo == 0 else f">={lo:g}ms" if hi == float("inf")
+                     else f"{lo * 1000:g}-{hi * 1000:g}us" if hi <= 1 else f"{lo:g}-{hi:g}ms")
+            parts.append(f"{label} {ok}/{len(band)}")
+    return ", ".join(parts)
+
+
 def report(rows: dict[str, dict[str, Any]]) -> None:
     """Per suite and recipe: share within +-1%, p50/p95/max of |self-speedup - 1|; failures and sub-20-us problems."""
     good = [(k, r) for k, r in rows.items() if "error" not in r]
@@ -265,12 +283,23 @@ def report(rows: dict[str, dict[str, Any]]) -> None:
                 within = sum(d <= WITHIN for d in devs) / len(devs)
                 print(f"{name:55s} within +-1%: {within:6.1%}   p50 |s-1|: {quantile(devs, 0.5):6.2%}   "
                       f"p95 |s-1|: {quantile(devs, 0.95):6.2%}   max: {max(devs):6.2%}   (n={len(devs)})")
+                print(f"{'':55s} within +-1% by the reference's time under this recipe: {_by_band(members, name)}")
     for key, row in rows.items():
         if "error" in row:
             print(f"reference failed: {key}: {row['error']}")
     fast = sorted((r["ref_ms"][REFERENCE_RECIPE], k) for k, r in rows.items()
                   if "error" not in r and r["ref_ms"].get(REFERENCE_RECIPE, 1.0) < FAST_MS)
     print(f"{len(fast)} problems under {FAST_MS * 1000:g} us: " + ", ".join(f"{k} ({ms * 1000:.1f} us)" for ms, k in fast))
+
+
+def _select(args: argparse.Namespace) -> None:
+    """Recipes of this run, from the command line."""
+    if args.essential_only:
+        for name in OPTIONAL:
+            RECIPES.pop(name, None)
+    if not args.no_verified:
+        RECIPES.update(VERIFIED_RECIPES)
+        SET_RECIPES.update(VERIFIED_RECIPES)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -286,7 +315,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the protocols' recipes and KernelBench-Verified's (leave out " + ", ".join(sorted(OPTIONAL)) + ")")
     parser.add_argument("--retry-errors", action="store_true", help="measure again the problems whose earlier row is an error")
     parser.add_argument("--resume-from", type=Path, help="rows of an earlier run to continue (copied into $OUT first)")
+    parser.add_argument("--report", type=Path, metavar="ROWS",
+                        help="print the figures of a rows file (e.g. benchmarks/results/h200/self_speedup.jsonl); no GPU")
     args = parser.parse_args(argv)
+    if args.report is not None:
+        _select(args)
+        rows = _rows(args.report)
+        if not rows:
+            print(f"{args.report}: no rows", file=sys.stderr)
+            return 2
+        for row in rows.values():  # recipes of earlier versions too (e.g. verified timing before a change)
+            for name in row.get("self_speedup", {}):
+                RECIPES.setdefault(name, None)  # type: ignore[arg-type]
+        report(rows)
+        return 0
     if not torch.cuda.is_available():
         print("self_speedup needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -295,12 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     rows_path = out / "self_speedup.jsonl"
     if args.resume_from and args.resume_from.is_file() and not rows_path.exists():
         shutil.copyfile(args.resume_from, rows_path)
-    if args.essential_only:
-        for name in OPTIONAL:
-            RECIPES.pop(name, None)
-    if not args.no_verified:
-        RECIPES.update(VERIFIED_RECIPES)
-        SET_RECIPES.update(VERIFIED_RECIPES)
+    _select(args)
     tasks = load_tasks(Path(args.bundle))[: args.limit]
     for folder in args.suite:
         tasks += load_suite_tasks(folder)
