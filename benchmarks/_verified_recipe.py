@@ -6,13 +6,15 @@ as many as the protocol rotates for inputs of that size (``_setup.set_count``), 
 before reuse; an L2 flush before every sample; a device-side spin so host launch gaps stay outside
 the event pair; several calls on distinct sets per event pair below ~20 us; sampling for at least 0.5 s
 and until the 95% CI half-width of the median is under 0.5% (capped at ``PLAN.time_cap_s`` per callable). The median
-counts. The reference and its copy are timed on the same sets.
+counts. The reference and its copy are timed on the same sets, the copy with the reference's
+calls per event pair, as every candidate of a problem is timed with its eager baseline's.
 
 Use: ``from _verified_recipe import RECIPES as VERIFIED_RECIPES; RECIPES.update(VERIFIED_RECIPES)``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -24,8 +26,9 @@ from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 
 PLAN = TimingPlan(time_cap_s=3.0)
 """The protocol's stopping rule with a 3 s cap instead of 10 s, so 325 problems x 2 callables fit."""
-NAME = "verified (flush, device spin, CI-stopped median over >= 0.5 s)"
-"""Rows measured before sampling spanned at least 0.5 s carry the name without the suffix."""
+NAME = "verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference)"
+"""Earlier versions' rows carry shorter names: without the pacing (copy deciding its own calls per
+event pair), and before that without the 0.5 s minimum sampling time."""
 
 
 def input_sets(get_inputs: Callable[[], list[Any]], device: torch.device, seed: int = 1) -> list[list[Any]]:
@@ -41,10 +44,14 @@ def verified_run(model: Callable[..., Any], sets: list[list[Any]], plan: TimingP
     return time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan)
 
 
-def verified_median(model: Callable[..., Any], sets: list[list[Any]]) -> float:
-    """Median per-call milliseconds of ``model`` under the verified protocol's timing."""
-    return verified_run(model, sets).stats.median_ms
+def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets: list[list[Any]]) -> tuple[float, float]:
+    """Median ms of the reference, then of the copy timed with the reference's calls per event pair
+    (as a candidate is timed with its problem's eager baseline's)."""
+    first = verified_run(reference, sets)
+    second = verified_run(copy, sets, dataclasses.replace(PLAN, calls_per_sample=first.stats.calls_per_sample))
+    return first.stats.median_ms, second.stats.median_ms
 
 
-RECIPES: dict[str, Callable[[Callable[..., Any], list[list[Any]]], float]] = {NAME: verified_median}
-"""Recipe name -> recipe taking (model, input sets); ``self_speedup`` passes rotated sets to these."""
+RECIPES: dict[str, Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]] = {
+    NAME: verified_pair}
+"""Recipe name -> recipe taking (reference, copy, input sets) and returning both medians."""

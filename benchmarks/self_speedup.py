@@ -39,8 +39,8 @@ from _verified_recipe import input_sets  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
 """Times a zero-argument callable on the current CUDA device; returns the recipe's statistic in ms."""
-SetRecipe = Callable[[Callable[..., Any], list[list[Any]]], float]
-"""Times a model over rotated input sets (the verified protocol's recipe); returns ms."""
+SetRecipe = Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]
+"""Times the reference and then its copy over rotated input sets (the verified protocol's recipe); both ms."""
 
 L2_FLUSH_BYTES = 512 * 1024 * 1024
 """Size of the buffer written before each call to evict L2 (the H200's L2 is 60 MiB)."""
@@ -92,7 +92,7 @@ RECIPES: dict[str, Recipe | SetRecipe] = {
 }
 """Recipe name -> recipe; the verified protocol's timing is added here as a further entry."""
 SET_RECIPES: set[str] = set()
-"""Names of recipes that take (model, rotated input sets) instead of a zero-argument callable."""
+"""Names of recipes that take (reference, copy, rotated input sets) instead of a zero-argument callable."""
 OPTIONAL = {"100-call median, L2 flushed"}
 """Recipes left out by ``--essential-only`` (comparison figures, not the protocols' own timing)."""
 REFERENCE_RECIPE = "kernelbench / standard (3 warm-ups, 100 calls, mean)"
@@ -159,8 +159,7 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
         for name in names:
             recipe = RECIPES[name]
             if name in SET_RECIPES:
-                ref_ms[name] = recipe(ref_model, sets)  # type: ignore[call-arg]
-                copy_ms[name] = recipe(copy_model, sets)  # type: ignore[call-arg]
+                ref_ms[name], copy_ms[name] = recipe(ref_model, copy_model, sets)  # type: ignore[call-arg,misc]
             else:
                 ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
                 copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]

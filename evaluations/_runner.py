@@ -184,9 +184,24 @@ class Runner:
             f"evaluated while other workers shared this GPU ({config.concurrent} at once in this run); every timing "
             "held the GPU alone, but other workers' start-up and host work could run beside it" if shared_gpu else None)
 
-    def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None) -> Job:
+    def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None,
+             pacer: BaselineRecord | None = None) -> Job:
+        options: dict[str, Any] = dict(self.config.options)
+        if pacer is not None and pacer.timing.calls_per_sample and "calls_per_sample" not in options:
+            options["calls_per_sample"] = pacer.timing.calls_per_sample  # one timing method per problem
         return Job(problem=problem, protocol=protocol, device=self.config.device, candidate=candidate,
-                   baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=dict(self.config.options))
+                   baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=options)
+
+    def _pacer(self, protocol: str, problem: Problem, kind: str | None = None) -> tuple[bool, BaselineRecord | None]:
+        """(whether a pacer is needed, the pacer): the baseline whose calls per event pair every other
+        timing of the problem reuses (the eager one). Not needed for the pacer itself, nor where the
+        protocol times one call per pair anyway (the standard one); when needed but missing (failed or
+        interrupted), nothing of the problem may be timed."""
+        module = self.protocols[protocol]
+        pacer_kind = module.SPEEDUP_BASELINE["vs_eager"]
+        if kind == pacer_kind or not getattr(module, "PACED_BY_EAGER_BASELINE", False):
+            return False, None
+        return True, self.baseline(protocol, problem, pacer_kind)
 
     def _isolated(self, target: str, job: Job, tag: str, timeout_s: float, spare: bool = True) -> IsolatedResult:
         log = self.config.build_dir / "logs" / f"{tag}.log"
@@ -262,7 +277,10 @@ class Runner:
         path = baseline_path(self.config.out_dir, self.env, info, problem, kind)
         record = self._reuse_baseline(path, problem, info)
         if record is None:
-            job = self._job(protocol, problem, kind=kind)
+            needed, pacer = self._pacer(protocol, problem, kind)
+            if needed and pacer is None:
+                return None  # the eager baseline failed (already reported) or was interrupted
+            job = self._job(protocol, problem, kind=kind, pacer=pacer)
             result = self._isolated("evaluations._worker:run_job", job, f"baseline-{protocol}-{problem.sha256[:12]}-{kind}",
                                     self.config.timeout_s)
             if not result.ok:
@@ -303,7 +321,7 @@ class Runner:
         baselines = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
         if any(b is None for b in baselines.values()):
             return None
-        job = self._job(protocol, problem, candidate)
+        job = self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1])
         outcome = self._build_errors.get(candidate.sha256)
         if outcome is None:
             result = self._isolated("evaluations._worker:run_job", job, f"eval-{protocol}-{candidate.sha256[:16]}",

@@ -58,6 +58,10 @@ class TimingPlan:
     min_time_s: float = 0.5
     """Sampling spans at least this much wall time, so slow drifts (clocks, host) average out instead of
     freezing into a tight but run-specific median: 100 calls of 40 us took only ~20 ms."""
+    calls_per_sample: int = 0
+    """Calls per event pair fixed by the problem's eager baseline (0: decide from this call's probe).
+    Every timing of a problem then uses one method: a candidate timed several calls per pair (warm
+    L2 after the first) against a baseline timed one per pair would not be compared like for like."""
 
     @classmethod
     def of(cls, options: dict[str, Any]) -> TimingPlan:
@@ -141,6 +145,13 @@ def _cycles_per_ms() -> float:
     return _CYCLES_PER_MS[0]
 
 
+def calls_per_sample(device_ms: float, sets: int) -> int:
+    """Calls per event pair for a call of ``device_ms``: one, or enough distinct sets to fill ~0.2 ms."""
+    if device_ms >= SHORT_CALL_MS:
+        return 1
+    return max(1, min(sets, math.ceil(SAMPLE_TARGET_MS / max(device_ms, 1e-4))))
+
+
 PROBE_SPIN_MS = 2.0
 """Device spin before each probe call, so its device time excludes the host's launch gap."""
 
@@ -196,7 +207,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         outputs[k] = call(k)
         _synchronize()
     host_ms, device_ms = _probe(call, rot, outputs)
-    per_sample = 1 if device_ms >= SHORT_CALL_MS else min(len(rot.sets), math.ceil(SAMPLE_TARGET_MS / max(device_ms, 1e-4)))
+    per_sample = plan.calls_per_sample or calls_per_sample(device_ms, len(rot.sets))
+    per_sample = max(1, min(len(rot.sets), per_sample))
     spin = int(_cycles_per_ms() * min(SPIN_MAX_MS, SPIN_MARGIN * host_ms * per_sample + 0.02))
     samples: list[float] = []
     started = perf_counter()
@@ -219,6 +231,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
             "would set the time of eager calls)" if host_bound else ""))
     if per_sample > 1:
         note += f"; {per_sample} calls on distinct input sets per event pair"
+    if plan.calls_per_sample:
+        note += " (count set by the problem's eager baseline)"
     stats = summarize_verified(samples, "cuda_events", calls_per_sample=per_sample, l2_flush=True,
                                host_bound=host_bound, note=note[:500])
     unsync = _unsynchronised(call, len(rot.sets), gpu_ms)

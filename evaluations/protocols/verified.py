@@ -34,6 +34,8 @@ INFO = ProtocolInfo(
 """Seeds are drawn fresh for every evaluation; each correctness check in a record names its seed."""
 BASELINE_KINDS: tuple[str, ...] = ("eager_tf32", "compile", "eager_fp32")
 SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}
+PACED_BY_EAGER_BASELINE = True
+"""The eager baseline's calls per event pair are reused by the other baselines and every candidate."""
 
 
 def run_candidate(job: Job) -> CandidateOutcome:

@@ -18,6 +18,7 @@ from evaluations.cli import main
 MAIN_RUN = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py", "1_tiny_relu__abort.py",
             "1_tiny_relu__exit.py", "1_tiny_relu__flood.py", "1_tiny_relu__syntax.py", "2_tiny_add.py",
             "3_tiny_scale.py")
+REPO = Path(__file__).resolve().parents[2]
 QUICK = ["--timed-calls", "5", "--warmup-calls", "1", "--no-progress", "--device", "cpu"]
 
 
@@ -197,3 +198,49 @@ def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
     assert runner.evaluate(protocol, candidate, path) is None
     assert not path.exists()  # no "interrupted" verdict: a re-run evaluates it
     assert [p for p in (tmp_path / "out").rglob("*.json") if "_baselines" not in p.parts] == []
+
+
+def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_sample(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, Runner
+    from evaluations._verified._timing import TimingPlan, calls_per_sample
+
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("verified", "standard"), device="cpu",
+                       build_dir=tmp_path / "build", progress=False)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    problem = next(iter(runner.problems.values()))
+    committed = next((REPO / "records" / "h200" / "_baselines" / "verified").rglob("*__eager_tf32.json"))
+    eager = schemas.load_record(committed)
+    paced = eager.model_copy(update={"timing": eager.timing.model_copy(update={"calls_per_sample": 4})})
+    asked: list[str] = []
+    runner.baseline = lambda protocol, p, kind: asked.append(kind) or paced  # type: ignore[method-assign]
+
+    assert runner._pacer("verified", problem, "eager_tf32") == (False, None)  # the pacer paces itself
+    assert runner._pacer("standard", problem) == (False, None)  # one call per pair anyway
+    needed, pacer = runner._pacer("verified", problem, "compile")
+    assert needed and pacer is paced and asked == ["eager_tf32"]
+    candidate = loaded.candidates[0]
+    assert runner._job("verified", problem, candidate, pacer=pacer).options["calls_per_sample"] == 4
+    assert "calls_per_sample" not in runner._job("verified", problem, candidate).options
+    assert TimingPlan.of({"calls_per_sample": 4}).calls_per_sample == 4
+    assert TimingPlan.of({}).calls_per_sample == 0  # decide from the probe
+    assert calls_per_sample(0.005, 16) == 16 and calls_per_sample(0.01, 3) == 3 and calls_per_sample(0.05, 16) == 1
+
+
+def test_a_paced_baseline_is_not_measured_when_the_eager_one_failed(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, Runner
+
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("verified",), device="cpu",
+                       build_dir=tmp_path / "build", progress=False)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    problem = next(iter(runner.problems.values()))
+    runner._baselines[("verified", problem.key, "eager_tf32")] = None  # as after a failed eager baseline
+    assert runner.baseline("verified", problem, "compile") is None
+    assert not (tmp_path / "out").exists()  # nothing measured with a method of its own
