@@ -3,7 +3,7 @@
 #
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
-# Steps (default: all, in this order): zoo, audit, selfspeed, gputests, cudal1; zoo+gputests runs the
+# Steps (default: all, in this order): zoo, selfspeed, audit, gputests, cudal1; zoo+gputests runs the
 # first and the GPU tests side by side (CONCURRENT evaluations at once, ZOO_S seconds at most).
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
 # last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
@@ -21,7 +21,7 @@ left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
 GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py}"  # no site deps
 KV="python3 -m evaluations.cli eval --device cuda --out records --timeout 200 --no-progress"
-STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo audit selfspeed gputests cudal1)
+STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo selfspeed audit gputests cudal1)
 
 for s in "${STEPS[@]}"; do
   case "$s" in
