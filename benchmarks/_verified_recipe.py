@@ -49,7 +49,12 @@ def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets:
     (as a candidate is timed with its problem's eager baseline's)."""
     first = verified_run(reference, sets)
     second = verified_run(copy, sets, dataclasses.replace(PLAN, calls_per_sample=first.stats.calls_per_sample))
+    LAST_CLOCKS_MHZ.update(ref=first.stats.sm_clock_mhz, copy=second.stats.sm_clock_mhz)
     return first.stats.median_ms, second.stats.median_ms
+
+
+LAST_CLOCKS_MHZ: dict[str, float | None] = {}
+"""SM clocks (MHz) measured during the last pair's two timings, keyed ``ref`` and ``copy``."""
 
 
 RECIPES: dict[str, Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]] = {

@@ -34,8 +34,8 @@ from evaluations._worker import load_module  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _verified_recipe import LAST_CLOCKS_MHZ, input_sets  # noqa: E402
 from _verified_recipe import RECIPES as VERIFIED_RECIPES  # noqa: E402
-from _verified_recipe import input_sets  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
 """Times a zero-argument callable on the current CUDA device; returns the recipe's statistic in ms."""
@@ -155,24 +155,29 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
         set_seed(SEED)
         inputs = _cuda(reference.get_inputs())
         sets = input_sets(reference.get_inputs, torch.device("cuda")) if SET_RECIPES & set(names) else []
-        ref_ms, copy_ms = {}, {}
+        ref_ms, copy_ms, clocks = {}, {}, {}
         for name in names:
             recipe = RECIPES[name]
             if name in SET_RECIPES:
                 ref_ms[name], copy_ms[name] = recipe(ref_model, copy_model, sets)  # type: ignore[call-arg,misc]
+                clocks[name] = dict(LAST_CLOCKS_MHZ)
             else:
                 ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
                 copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]
         del sets
-    return {"ref_ms": ref_ms, "copy_ms": copy_ms,
+    return {"ref_ms": ref_ms, "copy_ms": copy_ms, "clock_mhz": clocks,
             "self_speedup": {n: ref_ms[n] / copy_ms[n] for n in names if copy_ms[n] > 0}}
+
+
+MEASURED = ("ref_ms", "copy_ms", "clock_mhz", "self_speedup")
+"""Row fields keyed by recipe name (a later run adds recipes to them)."""
 
 
 def _merged(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     """``new`` measurements added to an earlier row of the same problem (earlier recipes kept)."""
     if not old or "error" in old:
         return new
-    return {k: ({**old.get(k, {}), **new[k]} if k in ("ref_ms", "copy_ms", "self_speedup") else new[k]) for k in new}
+    return {k: ({**old.get(k, {}), **new[k]} if k in MEASURED else new[k]) for k in new}
 
 
 def _rows(rows_path: Path) -> dict[str, dict[str, Any]]:
@@ -268,6 +273,28 @@ def _by_band(members: list[dict[str, Any]], name: str) -> str:
     return ", ".join(parts)
 
 
+def _clock_summary(members: list[dict[str, Any]], name: str) -> str | None:
+    """Whether the SM clock explains the misses: clock ratios of misses vs hits, and how often the
+    slower of the two timings also ran at the lower clock."""
+    pairs = []
+    for r in members:
+        c = r.get("clock_mhz", {}).get(name) or {}
+        if name in r["self_speedup"] and c.get("ref") and c.get("copy"):
+            pairs.append((r["self_speedup"][name], c["ref"] / c["copy"]))
+    if not pairs:
+        return None
+    misses = [(s, c) for s, c in pairs if abs(s - 1.0) > WITHIN]
+    hits = [c for s, c in pairs if abs(s - 1.0) <= WITHIN]
+    # s = ref time / copy time (< 1: the copy was slower); c = ref clock / copy clock (> 1: the copy's lower)
+    same_side = sum((s < 1) == (c > 1) for s, c in misses if c != 1.0)
+
+    def med(ratios: list[float]) -> str:
+        return f"{quantile([abs(x - 1) for x in ratios], 0.5):.2%}" if ratios else "-"
+
+    return (f"SM clock ref/copy: median |ratio-1| {med([c for _, c in misses])} on misses, {med(hits)} on hits; "
+            f"slower timing at the lower clock in {same_side}/{len(misses)} misses (n={len(pairs)})")
+
+
 def report(rows: dict[str, dict[str, Any]]) -> None:
     """Per suite and recipe: share within +-1%, p50/p95/max of |self-speedup - 1|; failures and sub-20-us problems."""
     good = [(k, r) for k, r in rows.items() if "error" not in r]
@@ -283,6 +310,9 @@ def report(rows: dict[str, dict[str, Any]]) -> None:
                 print(f"{name:55s} within +-1%: {within:6.1%}   p50 |s-1|: {quantile(devs, 0.5):6.2%}   "
                       f"p95 |s-1|: {quantile(devs, 0.95):6.2%}   max: {max(devs):6.2%}   (n={len(devs)})")
                 print(f"{'':55s} within +-1% by the reference's time under this recipe: {_by_band(members, name)}")
+                clock_line = _clock_summary(members, name)
+                if clock_line:
+                    print(f"{'':55s} {clock_line}")
     for key, row in rows.items():
         if "error" in row:
             print(f"reference failed: {key}: {row['error']}")

@@ -251,6 +251,10 @@ class TimingStats(_Strict):
     """Whether L2 was flushed before each call."""
     host_bound: bool | None = None
     """True when the host's launch speed, not the device, set the time (``None`` if not judged)."""
+    sm_clock_mhz: float | None = Field(default=None, gt=0)
+    """Median SM clock while timing, megahertz: a fixed count of device clock cycles spun after each
+    batch of samples, divided by its event time (``None`` where not measured). Two timings of the same
+    kernel at different clocks differ by about the clock ratio where the kernel is compute-bound."""
     note: str | None = Field(default=None, max_length=500)
     """Anything a reader needs to interpret the timing."""
 

@@ -92,7 +92,7 @@ def iqr(samples: list[float]) -> float:
 
 def summarize_verified(samples_ms: list[float], method: TimingMethod, *, calls_per_sample: int = 1,
                        l2_flush: bool = True, host_bound: bool | None = None,
-                       note: str | None = None) -> TimingStats:
+                       note: str | None = None, sm_clock_mhz: float | None = None) -> TimingStats:
     """Timing statistics with quartiles and the 95% CI of the median (per-call milliseconds)."""
     clean = [float(s) for s in samples_ms]
     if not clean or any(not math.isfinite(s) or s < 0 for s in clean):
@@ -103,4 +103,5 @@ def summarize_verified(samples_ms: list[float], method: TimingMethod, *, calls_p
         mean_ms=mean(clean), median_ms=median(clean), min_ms=min(clean), max_ms=max(clean),
         std_ms=std(clean), q1_ms=quantile(clean, 0.25), q3_ms=quantile(clean, 0.75),
         ci95_low_ms=ci.low, ci95_high_ms=ci.high, l2_flush=l2_flush, host_bound=host_bound, note=note,
+        sm_clock_mhz=sm_clock_mhz,
     )

@@ -39,6 +39,9 @@ SPIN_MARGIN = 1.5
 """Spin length as a multiple of the measured host enqueue time of one sample."""
 SPIN_MAX_MS = 50.0
 """Longest spin before one sample."""
+CLOCK_PROBE_CYCLES = 500_000
+"""Device cycles spun after each batch of samples to read the SM clock (~0.25 ms at 2 GHz; the
+event overhead of a few microseconds makes the reading ~1% low, the same for every timing)."""
 
 # Bound at import, before any candidate code runs: a candidate that replaces these cannot fake a time
 # (the replacement itself is caught by the function-patching check).
@@ -152,6 +155,30 @@ def calls_per_sample(device_ms: float, sets: int) -> int:
     return max(1, min(sets, math.ceil(SAMPLE_TARGET_MS / max(device_ms, 1e-4))))
 
 
+class _ClockProbe:
+    """A fixed number of device cycles spun between two events, enqueued now and read after a sync."""
+
+    def __init__(self) -> None:
+        self.start, self.end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        self.start.record()
+        torch.cuda._sleep(CLOCK_PROBE_CYCLES)
+        self.end.record()
+
+    def mhz(self) -> float:
+        """SM clock in MHz over the spin (valid once the device has passed ``end``)."""
+        ms = _elapsed(self.start, self.end)
+        return CLOCK_PROBE_CYCLES / (ms * 1e3) if ms > 0 else float("nan")
+
+
+def _clock_probe() -> _ClockProbe:
+    return _ClockProbe()
+
+
+def _clock_median(clocks: list[float]) -> float | None:
+    finite = [c for c in clocks if math.isfinite(c) and c > 0]
+    return median(finite) if finite else None
+
+
 PROBE_SPIN_MS = 2.0
 """Device spin before each probe call, so its device time excludes the host's launch gap."""
 
@@ -211,6 +238,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     per_sample = max(1, min(len(rot.sets), per_sample))
     spin = int(_cycles_per_ms() * min(SPIN_MAX_MS, SPIN_MARGIN * host_ms * per_sample + 0.02))
     samples: list[float] = []
+    clocks: list[float] = []
     started = perf_counter()
     while not _should_stop(samples, plan, started):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
@@ -222,8 +250,10 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
             for k in ks:
                 outputs[k] = call(k)
             end.record()
+        clock = _clock_probe()
         _synchronize()
         samples.extend(_elapsed(start, end) / per_sample for start, end in events)
+        clocks.append(clock.mhz())
     gpu_ms = median(samples)
     host_bound = host_ms > gpu_ms
     note = (f"CUDA events after an L2 flush and a device spin that keeps host launch gaps out; host enqueue "
@@ -234,7 +264,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     if plan.calls_per_sample:
         note += " (count set by the problem's eager baseline)"
     stats = summarize_verified(samples, "cuda_events", calls_per_sample=per_sample, l2_flush=True,
-                               host_bound=host_bound, note=note[:500])
+                               host_bound=host_bound, note=note[:500], sm_clock_mhz=_clock_median(clocks))
     unsync = _unsynchronised(call, len(rot.sets), gpu_ms)
     return TimingRun(stats, outputs, host_ms, unsync, last_set=(rot.next - 1) % len(rot.sets))
 

@@ -85,8 +85,9 @@ def test_statuses_are_a_closed_set() -> None:
 
 def test_every_unit_bearing_number_names_its_unit() -> None:
     timing = _schema("record.schema.json")["$defs"]["TimingStats"]["properties"]
-    durations = [k for k, v in timing.items() if "number" in json.dumps(v) and k not in ("calls",)]
-    assert durations and all(k.endswith("_ms") for k in durations)
+    numbers = [k for k, v in timing.items() if "number" in json.dumps(v) and k not in ("calls",)]
+    assert "median_ms" in numbers and "sm_clock_mhz" in numbers
+    assert all(k.endswith(("_ms", "_mhz")) for k in numbers), numbers
 
 
 def test_written_records_load_back_unchanged(tmp_path: Path) -> None:
