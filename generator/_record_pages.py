@@ -23,8 +23,8 @@ from ._urls import model_url, problem_url, up_to_root
 MAX_SOURCE_BYTES = 200_000
 """Kernel sources larger than this are linked, not shown."""
 
-TIMING_HEAD = ("<tr><th>What</th><th>method</th><th>calls</th><th>mean</th><th>median</th><th>95% CI of median</th>"
-               "<th>IQR</th><th>min</th><th>max</th><th>peak memory</th></tr>")
+TIMING_HEAD = ("<tr><th>What</th><th>method</th><th>calls</th><th>calls per timer pair</th><th>mean</th><th>median</th>"
+               "<th>95% CI of median</th><th>IQR</th><th>min</th><th>max</th><th>SM clock</th><th>peak memory</th></tr>")
 CHECKS_HEAD = ("<tr><th>Trial</th><th>distribution</th><th>seed</th><th>result</th><th>max |error|</th>"
                "<th>error budget used</th><th>fp32 strict</th><th>fp32 TF32</th><th>message</th></tr>")
 
@@ -74,9 +74,11 @@ def _range(low: float | None, high: float | None) -> str:
 
 
 def _timing_row(what: str, t: TimingStats, peak: int | None) -> str:
-    return (f"<tr><td>{_e(what)}</td><td>{_e(t.method)}</td><td>{t.calls}</td><td>{ms(t.mean_ms)}</td>"
-            f"<td>{ms(t.median_ms)}</td><td>{_range(t.ci95_low_ms, t.ci95_high_ms)}</td><td>{_range(t.q1_ms, t.q3_ms)}</td>"
-            f"<td>{ms(t.min_ms)}</td><td>{ms(t.max_ms)}</td><td>{human_bytes(peak)}</td></tr>")
+    clock = MISSING if t.sm_clock_mhz is None else f"{t.sm_clock_mhz:.0f} MHz"
+    return (f"<tr><td>{_e(what)}</td><td>{_e(t.method)}</td><td>{t.calls}</td><td>{t.calls_per_sample}</td>"
+            f"<td>{ms(t.mean_ms)}</td><td>{ms(t.median_ms)}</td><td>{_range(t.ci95_low_ms, t.ci95_high_ms)}</td>"
+            f"<td>{_range(t.q1_ms, t.q3_ms)}</td><td>{ms(t.min_ms)}</td><td>{ms(t.max_ms)}</td><td>{clock}</td>"
+            f"<td>{human_bytes(peak)}</td></tr>")
 
 
 def _badge(badge: dict, root: str) -> str:

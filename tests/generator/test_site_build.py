@@ -64,6 +64,7 @@ def test_record_page_shows_checks_evidence_timings_and_badge(site: Path):
     hacked = next((site / "records" / "h200" / "alpha" / "verified").rglob("0001-problem_1_1__s0.html")).read_text()
     assert "status-hacked" in hacked and "D4 x(-1): error budget 4.2e3 used of 1.0" in hacked
     assert "95% CI of median" in hacked and "baseline eager_tf32" in hacked
+    assert "calls per timer pair" in hacked and "SM clock" in hacked
     original = next((site / "records" / "h200" / "alpha" / "verified").rglob("0000-problem_1_0__s0.html")).read_text()
     assert "reproduced" in original
 
@@ -118,3 +119,14 @@ def test_an_invalid_record_fails_the_build_naming_file_and_field(tmp_path: Path)
     result = mkdocs_build(records, tmp_path / "site")
     assert result.returncode != 0
     assert bad.name in result.stderr and "timing" in result.stderr and "median_ms" in result.stderr
+
+
+def test_a_timing_row_shows_calls_per_pair_and_the_sm_clock_when_measured():
+    from generator._record_pages import _timing_row
+    from schemas import TimingStats
+
+    base = {"calls": 100, "mean_ms": 0.01, "median_ms": 0.01, "min_ms": 0.009, "max_ms": 0.012, "std_ms": 0.001}
+    with_clock = TimingStats(method="cuda_events", calls_per_sample=8, sm_clock_mhz=1980.4, **base)
+    row = _timing_row("candidate", with_clock, None)
+    assert "<td>8</td>" in row and "1980 MHz" in row
+    assert "MHz" not in _timing_row("candidate", TimingStats(method="host_clock", **base), None)
