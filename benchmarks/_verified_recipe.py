@@ -2,7 +2,7 @@
 
 The recipe runs the verified protocol's own timing loop (``evaluations._verified._timing``) the way
 a verified evaluation does: input sets drawn from the problem's ``get_inputs()`` under fresh seeds,
-as many as the protocol rotates for inputs of that size (``_setup.set_count``), refreshed in place
+as many as the protocol rotates for inputs of that size (``_setup.timing_sets``), refreshed in place
 before reuse; an L2 flush before every sample; a device-side spin so host launch gaps stay outside
 the event pair; several calls on distinct sets per event pair below ~20 us; sampling for at least 0.5 s
 and until the 95% CI half-width of the median is under 0.5% (capped at ``PLAN.time_cap_s`` per callable). The median
@@ -20,8 +20,7 @@ from typing import Any
 
 import torch
 
-from evaluations._verified._distributions import DISTRIBUTIONS, draw, fresh_seeds
-from evaluations._verified._setup import MAX_SETS, Settings, set_count
+from evaluations._verified._setup import Settings, timing_sets
 from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 
 PLAN = TimingPlan(time_cap_s=3.0)
@@ -33,10 +32,7 @@ event pair), and before that without the 0.5 s minimum sampling time."""
 
 def input_sets(get_inputs: Callable[[], list[Any]], device: torch.device, seed: int = 1) -> list[list[Any]]:
     """Timing input sets as a verified evaluation draws them (D1, fresh seeds, protocol's count)."""
-    seeds = fresh_seeds(MAX_SETS, seed)
-    first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device)
-    count = set_count(first, Settings.of({"seed": seed}))
-    return [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device) for s in seeds[1:count]]
+    return timing_sets(get_inputs, Settings.of({"seed": seed}), device)
 
 
 def verified_run(model: Callable[..., Any], sets: list[list[Any]], plan: TimingPlan = PLAN) -> TimingRun:

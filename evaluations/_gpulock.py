@@ -112,6 +112,11 @@ def shared() -> Iterator[None]:
             wait_file(path, os.getpid()).unlink()
 
 
+def shared_on(device: str) -> contextlib.AbstractContextManager[None]:
+    """:func:`shared` for a job on ``device``; nothing to hold off the GPU."""
+    return shared() if device == "cuda" else contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def exclusive() -> Iterator[None]:
     """Hold the device alone for the duration (a timing); a no-op outside :func:`shared` or without the lock."""

@@ -12,7 +12,6 @@ import os
 import sys
 import tempfile
 import traceback
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -115,15 +114,10 @@ def _protocol(job: Job) -> Any:
     return get_protocol(job.protocol)
 
 
-def _device_share(job: Job) -> AbstractContextManager[None]:
-    """The GPU held shared for the whole job when concurrent workers use it (see ``_gpulock``)."""
-    return _gpulock.shared() if job.device == "cuda" else nullcontext()
-
-
 def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
     """Worker entry: a baseline job returns its outcome; a candidate job never raises."""
     protocol = _protocol(job)
-    with _device_share(job):
+    with _gpulock.shared_on(job.device):  # concurrent workers: see _gpulock
         if job.candidate is None:
             return protocol.run_baseline(job)
         try:
@@ -138,5 +132,5 @@ def memory_job(job: Job) -> int | None:
     """Worker entry: the protocol's peak-memory measurement of one call, or None when it has none."""
     protocol = _protocol(job)
     measure = getattr(protocol, "measure_memory", None)
-    with _device_share(job):
+    with _gpulock.shared_on(job.device):  # concurrent workers: see _gpulock
         return measure(job) if measure is not None else None

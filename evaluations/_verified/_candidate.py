@@ -25,7 +25,7 @@ from ._memory import prefill_allocator, sentinel_count
 from ._precision import PrecisionVerdict, Tolerance, judge, tolerance_for
 from ._reference import References
 from ._scan import scan
-from ._setup import Settings, configure, seed_all, set_count, to_device
+from ._setup import Settings, configure, seed_all, timing_sets, to_device
 from ._sol import sol_evidence
 from ._timing import TimingRun, time_calls
 
@@ -195,10 +195,7 @@ def _recheck(ctx: Context, run: TimingRun, sets: list[list[Any]]) -> None:
 
 
 def _timing(ctx: Context, settings: Settings) -> TimingRun:
-    seeds = settings.extra_seeds[1:]
-    first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], seeds[0], ctx.device)
-    count = min(set_count(first, settings), len(seeds))
-    sets = [first] + [draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], s, ctx.device) for s in seeds[1:count]]
+    sets = timing_sets(ctx.problem.get_inputs, settings, ctx.device)
     run = time_calls(lambda k: ctx.candidate(*sets[k]), sets, ctx.device, settings.plan)
     ctx.log.check("unsynchronised-work", run.unsynchronised)
     if ctx.device.type != "cuda":

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from ._distributions import fresh_seeds
+from ._distributions import DISTRIBUTIONS, draw, fresh_seeds
 from ._timing import TimingPlan
 
 SEEDS_PER_DISTRIBUTION = 3
@@ -72,3 +72,12 @@ def set_count(one_set: list[Any], settings: Settings) -> int:
         return max(1, settings.input_sets)
     nbytes = sum(v.numel() * v.element_size() for v in one_set if isinstance(v, torch.Tensor))
     return max(MIN_SETS, min(MAX_SETS, SET_BYTES_BUDGET // max(nbytes, 1)))
+
+
+def timing_sets(get_inputs: Any, settings: Settings, device: torch.device) -> list[list[Any]]:
+    """The input sets a timing rotates through: D1 draws under the timing seeds, as many as
+    :func:`set_count` allows for inputs of their size (the first set is drawn once and kept)."""
+    seeds = settings.extra_seeds[1:]
+    first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device)
+    count = min(set_count(first, settings), len(seeds))
+    return [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device) for s in seeds[1:count]]

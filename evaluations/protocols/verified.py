@@ -20,7 +20,7 @@ from .._types import Job
 from .._verified import _candidate
 from .._verified._distributions import DISTRIBUTIONS, draw
 from .._verified._reference import float32_mode
-from .._verified._setup import Settings, configure, seed_all, set_count, to_device
+from .._verified._setup import Settings, configure, seed_all, timing_sets, to_device
 from .._verified._timing import TimingPlan, time_calls
 from .._worker import load_candidate, load_problem
 
@@ -64,12 +64,8 @@ def time_baseline(job: Job) -> TimingStats:
     device = configure(job.device)
     with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
         model, settings = _baseline_model(job, device)
-        get_inputs = load_problem(job).get_inputs
-        seeds = settings.extra_seeds[1:]
-        first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device)
-        count = min(set_count(first, settings), len(seeds))
-        sets = [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device) for s in seeds[1:count]]
-        model(*first)  # compilation and autotuning happen here, before the timing holds the GPU alone
+        sets = timing_sets(load_problem(job).get_inputs, settings, device)
+        model(*sets[0])  # compilation and autotuning happen here, before the timing holds the GPU alone
         return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan).stats
 
 

@@ -7,7 +7,6 @@ the process as a naive harness would (the candidate's own patches included).
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 from .. import _gpulock
@@ -37,7 +36,7 @@ def _run(job: Any) -> CandidateOutcome:
 def evaluate_both(payload: tuple[ZooEntry, str, dict[str, Any], str | None]) -> BothOutcomes:
     """Worker target: ``(entry, device, options, build_dir)`` -> outcomes of both protocols."""
     entry, device, options, build_dir = payload
-    with _gpulock.shared() if device == "cuda" else nullcontext():  # beside other workers: time alone
+    with _gpulock.shared_on(device):  # beside other workers: time alone
         verified = _run(zoo_job(entry, "verified", device, options, build_dir))
         standard = _run(zoo_job(entry, "standard", device, options, build_dir))
     return BothOutcomes(verified, standard)
