@@ -7,7 +7,8 @@ before reuse; an L2 flush before every sample; a device-side spin so host launch
 the event pair; several calls on distinct sets per event pair below ~20 us; sampling for at least 0.5 s
 and until the 95% CI half-width of the median is under 0.5% (capped at ``PLAN.time_cap_s`` per callable). The median
 counts. The reference and its copy are timed on the same sets, the copy with the reference's
-calls per event pair, as every candidate of a problem is timed with its eager baseline's.
+calls per event pair and method (eager calls, or CUDA graph replays where the reference's eager call
+is host-bound), as every candidate of a problem is timed with its eager baseline's.
 
 Use: ``from _verified_recipe import RECIPES as VERIFIED_RECIPES; RECIPES.update(VERIFIED_RECIPES)``.
 """
@@ -25,9 +26,10 @@ from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 
 PLAN = TimingPlan(time_cap_s=3.0)
 """The protocol's stopping rule with a 3 s cap instead of 10 s, so 325 problems x 2 callables fit."""
-NAME = "verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference)"
-"""Earlier versions' rows carry shorter names: without the pacing (copy deciding its own calls per
-event pair), and before that without the 0.5 s minimum sampling time."""
+NAME = "verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference, graphs when host-bound)"
+"""Earlier versions' rows carry shorter names: without CUDA graph replays for host-bound calls, before
+that without the pacing (copy deciding its own calls per event pair), and before that without the
+0.5 s minimum sampling time."""
 
 
 def input_sets(get_inputs: Callable[[], list[Any]], device: torch.device, seed: int = 1) -> list[list[Any]]:
@@ -40,17 +42,26 @@ def verified_run(model: Callable[..., Any], sets: list[list[Any]], plan: TimingP
     return time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan)
 
 
+def paced_by(first: TimingRun, plan: TimingPlan = PLAN) -> TimingPlan:
+    """The plan of a timing paced by ``first`` (its calls per event pair and method), as the runner paces."""
+    return dataclasses.replace(plan, calls_per_sample=first.stats.calls_per_sample,
+                               cuda_graph=1 if first.stats.method == "cuda_graph" else -1)
+
+
 def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets: list[list[Any]]) -> tuple[float, float]:
     """Median ms of the reference, then of the copy timed with the reference's calls per event pair
     (as a candidate is timed with its problem's eager baseline's)."""
     first = verified_run(reference, sets)
-    second = verified_run(copy, sets, dataclasses.replace(PLAN, calls_per_sample=first.stats.calls_per_sample))
+    second = verified_run(copy, sets, paced_by(first))
     LAST_CLOCKS_MHZ.update(ref=first.stats.sm_clock_mhz, copy=second.stats.sm_clock_mhz)
+    LAST_METHODS.update(ref=first.stats.method, copy=second.stats.method)
     return first.stats.median_ms, second.stats.median_ms
 
 
 LAST_CLOCKS_MHZ: dict[str, float | None] = {}
 """SM clocks (MHz) measured during the last pair's two timings, keyed ``ref`` and ``copy``."""
+LAST_METHODS: dict[str, str] = {}
+"""Timing methods of the last pair's two timings (``cuda_events`` or ``cuda_graph``), keyed ``ref`` and ``copy``."""
 
 
 RECIPES: dict[str, Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]] = {

@@ -4,7 +4,8 @@
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
 # Steps (default: all, in this order): zoo, selfspeed, audit, gputests, cudal1; zoo+gputests runs the
-# first and the GPU tests side by side (CONCURRENT evaluations at once, ZOO_S seconds at most).
+# first and the GPU tests side by side (CONCURRENT evaluations at once, ZOO_S seconds at most); drift
+# (not in the default) times DRIFT_KEYS' reference and copy in the order A B B A (timing_drift.py).
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
 # last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
 # At the end, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
@@ -19,7 +20,7 @@ LOGS="$OUT/logs"; mkdir -p "$LOGS"
 T0=$(date +%s)
 left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
-GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py}"  # no site deps
+GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_gpu_graph.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py}"  # no site deps
 KV="python3 -m evaluations.cli eval --device cuda --out records --timeout 200 --no-progress"
 STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo selfspeed audit gputests cudal1)
 
@@ -58,6 +59,10 @@ for s in "${STEPS[@]}"; do
       OUT="$OUT" timeout "$(left)" python3 benchmarks/self_speedup.py --bundle .data/h100.jsonl \
         --suite evaluations/problems/kernelverdict --budget-s $(( $(left) - 45 )) ${SELF_ARGS:-} > "$LOGS/self_speedup.log" 2>&1
       tail -20 "$LOGS/self_speedup.log" ;;
+    drift)
+      step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"
+      OUT="$OUT" timeout "$(left)" python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys "${DRIFT_KEYS:?set DRIFT_KEYS}" \
+        > "$LOGS/timing_drift.log" 2>&1; cat "$LOGS/timing_drift.log" ;;
     gputests)
       step "GPU tests"
       timeout "$(left)" python3 -m pytest -v -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1

@@ -34,7 +34,7 @@ from evaluations._worker import load_module  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import LAST_CLOCKS_MHZ, input_sets  # noqa: E402
+from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, input_sets  # noqa: E402
 from _verified_recipe import RECIPES as VERIFIED_RECIPES  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
@@ -155,21 +155,21 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
         set_seed(SEED)
         inputs = _cuda(reference.get_inputs())
         sets = input_sets(reference.get_inputs, torch.device("cuda")) if SET_RECIPES & set(names) else []
-        ref_ms, copy_ms, clocks = {}, {}, {}
+        ref_ms, copy_ms, clocks, methods = {}, {}, {}, {}
         for name in names:
             recipe = RECIPES[name]
             if name in SET_RECIPES:
                 ref_ms[name], copy_ms[name] = recipe(ref_model, copy_model, sets)  # type: ignore[call-arg,misc]
-                clocks[name] = dict(LAST_CLOCKS_MHZ)
+                clocks[name], methods[name] = dict(LAST_CLOCKS_MHZ), dict(LAST_METHODS)
             else:
                 ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
                 copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]
         del sets
-    return {"ref_ms": ref_ms, "copy_ms": copy_ms, "clock_mhz": clocks,
+    return {"ref_ms": ref_ms, "copy_ms": copy_ms, "clock_mhz": clocks, "method": methods,
             "self_speedup": {n: ref_ms[n] / copy_ms[n] for n in names if copy_ms[n] > 0}}
 
 
-MEASURED = ("ref_ms", "copy_ms", "clock_mhz", "self_speedup")
+MEASURED = ("ref_ms", "copy_ms", "clock_mhz", "method", "self_speedup")
 """Row fields keyed by recipe name (a later run adds recipes to them)."""
 
 
@@ -313,6 +313,11 @@ def report(rows: dict[str, dict[str, Any]]) -> None:
                 clock_line = _clock_summary(members, name)
                 if clock_line:
                     print(f"{'':55s} {clock_line}")
+                graphs = [r for r in members if (r.get("method", {}).get(name) or {}).get("ref") == "cuda_graph"]
+                if graphs:
+                    ok = sum(abs(r["self_speedup"][name] - 1.0) <= WITHIN for r in graphs)
+                    print(f"{'':55s} timed as CUDA graph replays (host-bound): {len(graphs)} problems, {ok} within +-1%: "
+                          + ", ".join(f"{r['key']} {r['self_speedup'][name]:.3f}" for r in graphs))
     for key, row in rows.items():
         if "error" in row:
             print(f"reference failed: {key}: {row['error']}")
@@ -337,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bundle", default=".data/h100.jsonl", help="CUDA-L1 bundle whose ref_code are the problems")
     parser.add_argument("--budget-s", type=float, default=400.0, help="stop starting new problems after this many seconds")
     parser.add_argument("--limit", type=int, help="only the first N problems")
+    parser.add_argument("--keys", help="only these problems, comma-separated keys as the rows name them (L3/41,...)")
     parser.add_argument("--suite", type=Path, action="append", default=[],
                         help="also measure the problems of this suite folder (repeatable)")
     parser.add_argument("--no-verified", action="store_true", help="leave out the verified protocol's timing")
@@ -370,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     tasks = load_tasks(Path(args.bundle))[: args.limit]
     for folder in args.suite:
         tasks += load_suite_tasks(folder)
+    if args.keys:
+        wanted = set(args.keys.split(","))
+        tasks = [t for t in tasks if t.key in wanted]
     print(f"{len(tasks)} problems on {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
     rows = run(tasks, rows_path, args.budget_s, args.retry_errors)
     report({t.key: rows[t.key] for t in tasks if t.key in rows})

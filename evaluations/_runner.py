@@ -189,12 +189,14 @@ class Runner:
         options: dict[str, Any] = dict(self.config.options)
         if pacer is not None and pacer.timing.calls_per_sample and "calls_per_sample" not in options:
             options["calls_per_sample"] = pacer.timing.calls_per_sample  # one timing method per problem
+        if pacer is not None and pacer.timing.method != "host_clock" and "cuda_graph" not in options:
+            options["cuda_graph"] = 1 if pacer.timing.method == "cuda_graph" else -1  # graph replays, or eager calls
         return Job(problem=problem, protocol=protocol, device=self.config.device, candidate=candidate,
                    baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=options)
 
     def _pacer(self, protocol: str, problem: Problem, kind: str | None = None) -> tuple[bool, BaselineRecord | None]:
-        """(whether a pacer is needed, the pacer): the baseline whose calls per event pair every other
-        timing of the problem reuses (the eager one). Not needed for the pacer itself, nor where the
+        """(whether a pacer is needed, the pacer): the baseline whose calls per event pair and method
+        (eager calls or CUDA graph replays) every other timing of the problem reuses (the eager one). Not needed for the pacer itself, nor where the
         protocol times one call per pair anyway (the standard one); when needed but missing (failed or
         interrupted), nothing of the problem may be timed."""
         module = self.protocols[protocol]

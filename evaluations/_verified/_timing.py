@@ -4,7 +4,11 @@ On a GPU every timed call gets inputs it has never seen (sets rotated and refres
 an L2 flush, and a short device-side spin before its start event, so the host has enqueued the
 whole call before the device reaches it: host launch gaps (the cause of the swings seen on
 networks of many small kernels) stay out of the event pair, and a host-bound call is reported as
-such. Calls under ~20 us are timed several to an event pair. Sampling stops once the 95% CI
+such. Calls under ~20 us are timed several to an event pair. A call whose host enqueue takes
+longer than ~1 ms and at least half its device time (thousands of launches: recurrent nets) overflows
+the launch queue that the spin lets the host fill, so its event time would follow the host's launch
+speed; it is captured once as a CUDA graph and its replays are timed instead (when capture fails,
+eager calls are timed and the record says so). Sampling stops once the 95% CI
 half-width of the median is under the target, after a minimum count and a minimum wall time (so
 slow drifts average out rather than freeze into one run's median), or at a time cap.
 On the CPU the same loop uses a monotonic host clock.
@@ -39,6 +43,8 @@ SPIN_MARGIN = 1.5
 """Spin length as a multiple of the measured host enqueue time of one sample."""
 SPIN_MAX_MS = 50.0
 """Longest spin before one sample."""
+GRAPH_HOST_MS = 1.0
+"""Host enqueue time per call from which a host-bound call is timed as CUDA graph replays."""
 CLOCK_PROBE_CYCLES = 500_000
 """Device cycles spun after each batch of samples to read the SM clock (~0.25 ms at 2 GHz; the
 event overhead of a few microseconds makes the reading ~1% low, the same for every timing)."""
@@ -65,6 +71,9 @@ class TimingPlan:
     """Calls per event pair fixed by the problem's eager baseline (0: decide from this call's probe).
     Every timing of a problem then uses one method: a candidate timed several calls per pair (warm
     L2 after the first) against a baseline timed one per pair would not be compared like for like."""
+    cuda_graph: int = 0
+    """1: time replays of a CUDA graph captured from one call; -1: time eager calls; 0: decide from this
+    call's probe (``uses_graph``). Set, like ``calls_per_sample``, by the problem's eager baseline."""
 
     @classmethod
     def of(cls, options: dict[str, Any]) -> TimingPlan:
@@ -155,6 +164,33 @@ def calls_per_sample(device_ms: float, sets: int) -> int:
     return max(1, min(sets, math.ceil(SAMPLE_TARGET_MS / max(device_ms, 1e-4))))
 
 
+def uses_graph(host_ms: float, device_ms: float) -> bool:
+    """Whether a call (one per event pair) is timed as CUDA graph replays: its host enqueue time is over
+    ``GRAPH_HOST_MS`` and at least half its device time, so eager event times would follow the host."""
+    return host_ms >= GRAPH_HOST_MS and host_ms >= 0.5 * device_ms
+
+
+def _capture(call: Callable[[int], Any], k: int) -> tuple[torch.cuda.CUDAGraph, Any] | str:
+    """A CUDA graph of ``call(k)`` and its (static) output, or why capture failed."""
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up off the default stream, as capture requires
+            call(k)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = call(k)
+        _synchronize()
+        return graph, out
+    except Exception as exc:  # noqa: BLE001 - any failure means: time eager calls, and say why
+        try:
+            _synchronize()
+        except Exception:  # noqa: BLE001, S110 - the error above is the one reported
+            pass
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:160]
+
+
 class _ClockProbe:
     """A fixed number of device cycles spun between two events, enqueued now and read after a sync."""
 
@@ -206,11 +242,13 @@ def _probe(call: Callable[[int], Any], rot: _Rotation, outputs: dict[int, Any]) 
     return median(host), median(device)
 
 
-def _unsynchronised(call: Callable[[int], Any], sets: int, device_ms: float) -> str | None:
+def _unsynchronised(call: Callable[[int], Any], sets: int, device_ms: float) -> tuple[str | None, int]:
     """Compare device-synchronised wall time of back-to-back calls with the event time.
 
     No refresh or flush runs between these calls, so all device work in the window is the
-    candidate's; an honest call takes about max(event time, host enqueue time).
+    candidate's; an honest call takes about max(event time, host enqueue time). Returns the evidence
+    (or ``None``) and the set of the last call: a candidate that reuses one output buffer now holds
+    that set's answer in it, so the re-check after timing must read it as that set's.
     """
     calls = 10
     _synchronize()
@@ -220,10 +258,11 @@ def _unsynchronised(call: Callable[[int], Any], sets: int, device_ms: float) -> 
     host_ms = (perf_counter() - t0) * 1e3 / calls
     _synchronize()
     wall_ms = (perf_counter() - t0) * 1e3 / calls
+    last = (calls - 1) % sets
     if wall_ms > 2.0 * max(device_ms, host_ms) + 0.05:
         return (f"device-synchronised wall time {wall_ms:.3g} ms per call is {wall_ms / max(device_ms, 1e-6):.3g}x "
-                f"the event time {device_ms:.3g} ms: work ran outside the timed stream")
-    return None
+                f"the event time {device_ms:.3g} ms: work ran outside the timed stream"), last
+    return None, last
 
 
 def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
@@ -236,37 +275,79 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     host_ms, device_ms = _probe(call, rot, outputs)
     per_sample = plan.calls_per_sample or calls_per_sample(device_ms, len(rot.sets))
     per_sample = max(1, min(len(rot.sets), per_sample))
-    spin = int(_cycles_per_ms() * min(SPIN_MAX_MS, SPIN_MARGIN * host_ms * per_sample + 0.02))
+    graph, graph_note = None, ""
+    if per_sample == 1 and (plan.cuda_graph > 0 or (plan.cuda_graph == 0 and uses_graph(host_ms, device_ms))):
+        graph_set = rot.take()
+        captured = _capture(call, graph_set)
+        if isinstance(captured, str):
+            graph_note = (f"; capture as a CUDA graph failed ({captured}), so eager calls were timed and the host's "
+                          "launch speed is part of the time")
+        else:
+            graph, outputs[graph_set] = captured
+    if graph is not None:
+        def sample(_ks: list[int]) -> None:
+            graph.replay()
+
+        def prepare() -> list[int]:
+            refresh_in_place(rot.sets[graph_set])  # fresh values in the graph's static inputs
+            return [graph_set]
+        replay_host_ms = _host_ms(lambda: sample([]))
+        spin = int(_cycles_per_ms() * (SPIN_MARGIN * replay_host_ms + 0.02))
+    else:
+        def sample(ks: list[int]) -> None:
+            for k in ks:
+                outputs[k] = call(k)
+
+        def prepare() -> list[int]:
+            return [rot.take() for _ in range(per_sample)]
+        spin = int(_cycles_per_ms() * min(SPIN_MAX_MS, SPIN_MARGIN * host_ms * per_sample + 0.02))
     samples: list[float] = []
     clocks: list[float] = []
     started = perf_counter()
     while not _should_stop(samples, plan, started):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
         for start, end in events:
-            ks = [rot.take() for _ in range(per_sample)]
+            ks = prepare()
             flush.zero_()
             torch.cuda._sleep(spin)
             start.record()
-            for k in ks:
-                outputs[k] = call(k)
+            sample(ks)
             end.record()
         clock = _clock_probe()
         _synchronize()
         samples.extend(_elapsed(start, end) / per_sample for start, end in events)
         clocks.append(clock.mhz())
     gpu_ms = median(samples)
-    host_bound = host_ms > gpu_ms
-    note = (f"CUDA events after an L2 flush and a device spin that keeps host launch gaps out; host enqueue "
-            f"{host_ms:.3g} ms per call vs device {gpu_ms:.3g} ms" + (" (host-bound: the host, not the device, "
-            "would set the time of eager calls)" if host_bound else ""))
+    host_bound = host_ms > gpu_ms or graph is not None
+    if graph is not None:
+        note = (f"replays of a CUDA graph captured from one call, after an L2 flush and fresh input values each: "
+                f"host-bound (host enqueue {host_ms:.3g} ms per eager call vs device {device_ms:.3g} ms), so eager "
+                "event times would follow the host's launch speed")
+    else:
+        note = (f"CUDA events after an L2 flush and a device spin that keeps host launch gaps out; host enqueue "
+                f"{host_ms:.3g} ms per call vs device {gpu_ms:.3g} ms" + (" (host-bound: the host, not the device, "
+                "would set the time of eager calls)" if host_bound else "")) + graph_note
     if per_sample > 1:
         note += f"; {per_sample} calls on distinct input sets per event pair"
-    if plan.calls_per_sample:
-        note += " (count set by the problem's eager baseline)"
-    stats = summarize_verified(samples, "cuda_events", calls_per_sample=per_sample, l2_flush=True,
-                               host_bound=host_bound, note=note[:500], sm_clock_mhz=_clock_median(clocks))
-    unsync = _unsynchronised(call, len(rot.sets), gpu_ms)
-    return TimingRun(stats, outputs, host_ms, unsync, last_set=(rot.next - 1) % len(rot.sets))
+    if plan.calls_per_sample or plan.cuda_graph:
+        note += " (method set by the problem's eager baseline)"
+    stats = summarize_verified(samples, "cuda_graph" if graph is not None else "cuda_events",
+                               calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:500],
+                               sm_clock_mhz=_clock_median(clocks))
+    unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)
+    return TimingRun(stats, outputs, host_ms, unsync, last_set=last_set)
+
+
+def _host_ms(fn: Callable[[], Any]) -> float:
+    """Median host enqueue ms of ``fn`` over three calls, the device synchronised between them."""
+    times = []
+    for _ in range(3):
+        _synchronize()
+        t0 = perf_counter()
+        fn()
+        times.append((perf_counter() - t0) * 1e3)
+    _synchronize()
+    return median(times)
 
 
 def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.device, plan: TimingPlan) -> TimingRun:

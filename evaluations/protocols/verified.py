@@ -5,7 +5,8 @@ off (to split the standard -> verified drop), each timed in its own worker proce
 hidden distributions D1 x1, D2 x3, D3 x0.01, D4 x(-1) under fresh seeds, float64 reference,
 atol = rtol = 1e-3 judged by the precision policy, and the integrity checks of
 ``evaluations._verified``. Timing: L2 flush, rotated fresh inputs, device spin, median with IQR and
-a 95% CI over at least 100 calls and 0.5 s, until the CI half-width is under 0.5% or a time cap.
+a 95% CI over at least 100 calls and 0.5 s, until the CI half-width is under 0.5% or a time cap;
+replays of a captured CUDA graph where the eager call is host-bound (``_verified._timing``).
 See DESIGN.md, "Protocols".
 """
 
@@ -35,7 +36,8 @@ INFO = ProtocolInfo(
 BASELINE_KINDS: tuple[str, ...] = ("eager_tf32", "compile", "eager_fp32")
 SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}
 PACED_BY_EAGER_BASELINE = True
-"""The eager baseline's calls per event pair are reused by the other baselines and every candidate."""
+"""The eager baseline's calls per event pair and timing method (eager calls, or CUDA graph replays for a
+host-bound problem) are reused by the other baselines and every candidate."""
 
 
 def run_candidate(job: Job) -> CandidateOutcome:

@@ -200,11 +200,11 @@ def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
     assert [p for p in (tmp_path / "out").rglob("*.json") if "_baselines" not in p.parts] == []
 
 
-def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_sample(tmp_path, fixtures_dir):
+def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_sample_and_method(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
     from evaluations._runner import RunConfig, Runner
-    from evaluations._verified._timing import TimingPlan, calls_per_sample
+    from evaluations._verified._timing import TimingPlan, calls_per_sample, uses_graph
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
@@ -228,6 +228,15 @@ def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_s
     assert TimingPlan.of({"calls_per_sample": 4}).calls_per_sample == 4
     assert TimingPlan.of({}).calls_per_sample == 0  # decide from the probe
     assert calls_per_sample(0.005, 16) == 16 and calls_per_sample(0.01, 3) == 3 and calls_per_sample(0.05, 16) == 1
+    # the method follows the eager baseline too: graph replays where it was host-bound, else eager calls
+    assert runner._job("verified", problem, candidate, pacer=pacer).options["cuda_graph"] == -1
+    graphed = eager.model_copy(update={"timing": eager.timing.model_copy(update={"method": "cuda_graph"})})
+    assert runner._job("verified", problem, candidate, pacer=graphed).options["cuda_graph"] == 1
+    assert "cuda_graph" not in runner._job("verified", problem, candidate).options
+    assert TimingPlan.of({"cuda_graph": 1}).cuda_graph == 1 and TimingPlan.of({}).cuda_graph == 0
+    assert uses_graph(host_ms=60.0, device_ms=80.0)  # thousands of launches: the host sets the pace
+    assert not uses_graph(host_ms=0.01, device_ms=0.004)  # a tiny call: the device spin hides the host
+    assert not uses_graph(host_ms=2.0, device_ms=10.0)  # the device outruns its host by far
 
 
 def test_a_paced_baseline_is_not_measured_when_the_eager_one_failed(tmp_path, fixtures_dir):

@@ -1,0 +1,80 @@
+"""Host-bound problems under the verified protocol on a CUDA GPU: CUDA graph replays are timed.
+
+A model of 400 tiny kernels takes its host longer to enqueue than its device to run; its eager event
+times would follow the host's launch speed. These tests run only where torch sees a GPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import schemas
+from evaluations.cli import main
+
+pytestmark = pytest.mark.gpu
+
+
+def _sets(n: int = 4) -> list[list[torch.Tensor]]:
+    return [[torch.randn(4096, device="cuda")] for _ in range(n)]
+
+
+def _recurrence(x: torch.Tensor) -> torch.Tensor:
+    for _ in range(200):
+        x = x * 0.999 + 0.001
+    return x
+
+
+def test_a_host_bound_call_is_timed_as_graph_replays_on_fresh_values():
+    from evaluations._verified._timing import TimingPlan, time_calls
+
+    sets = _sets()
+    plan = TimingPlan(warmup_s=0.05, min_calls=30, min_time_s=0.1, time_cap_s=2.0)
+    run = time_calls(lambda k: _recurrence(sets[k][0]), sets, torch.device("cuda"), plan)
+    assert run.stats.method == "cuda_graph" and run.stats.host_bound, run.stats.note
+    assert run.host_ms_per_call is not None and run.host_ms_per_call > run.stats.median_ms
+    assert "CUDA graph" in (run.stats.note or "")
+    out = run.last_outputs[run.last_set]  # the graph's output matches its inputs' latest (refreshed) values
+    torch.testing.assert_close(out, _recurrence(sets[run.last_set][0]))
+    eager = time_calls(lambda k: _recurrence(sets[k][0]), sets, torch.device("cuda"),
+                       TimingPlan(warmup_s=0.05, min_calls=30, min_time_s=0.1, time_cap_s=2.0, cuda_graph=-1))
+    assert eager.stats.method == "cuda_events"
+    assert eager.stats.median_ms > run.stats.median_ms  # the eager time includes the host's launches
+
+
+def test_an_uncapturable_call_told_to_use_a_graph_is_timed_eager_and_says_why():
+    from evaluations._verified._timing import TimingPlan, time_calls
+
+    sets = _sets()
+
+    def syncing(k: int) -> torch.Tensor:
+        assert torch.isfinite(sets[k][0]).all().item()
+        return _recurrence(sets[k][0])
+
+    plan = TimingPlan(warmup_s=0.05, min_calls=30, min_time_s=0.1, time_cap_s=2.0, cuda_graph=1)
+    run = time_calls(syncing, sets, torch.device("cuda"), plan)
+    assert run.stats.method == "cuda_events"
+    assert "capture as a CUDA graph failed" in (run.stats.note or "")
+    torch.testing.assert_close(run.last_outputs[run.last_set], _recurrence(sets[run.last_set][0]))
+
+
+def test_verified_run_times_baseline_and_candidates_as_the_eager_baseline_does(tmp_path, fixtures_dir):
+    folder = fixtures_dir / "gpu" / "graph"
+    out = tmp_path / "out"
+    assert main(["eval", "--problems", str(folder / "problems"), "--candidates", str(folder / "candidates"),
+                 "--model", "gpu-fixtures", "--protocol", "verified", "--out", str(out), "--build-dir",
+                 str(tmp_path / "build"), "--device", "cuda", "--timeout", "300", "--no-progress"]) == 0
+    records = {Path(r.kernel.path).name: r for p in out.rglob("*.json")
+               if isinstance(r := schemas.load_record(p), schemas.Record)}
+    baselines = {b.kind: b for p in out.rglob("*.json") if isinstance(b := schemas.load_record(p), schemas.BaselineRecord)}
+    assert baselines["eager_tf32"].timing.method == "cuda_graph" and baselines["eager_tf32"].timing.host_bound
+    assert baselines["eager_fp32"].timing.method == "cuda_graph"  # paced by the eager baseline
+    honest, syncing = records["1_many_small_ops.py"], records["1_many_small_ops__sync.py"]
+    assert honest.status == "correct" and honest.timing.method == "cuda_graph", honest.integrity
+    assert 0.8 < honest.speedup.vs_eager < 1.25  # the same kernels, replayed the same way
+    assert syncing.status == "correct" and syncing.timing.method == "cuda_events"
+    assert "capture as a CUDA graph failed" in syncing.timing.note
+    reused = records["1_many_small_ops__buffer.py"]  # one output buffer across calls is not a hack
+    assert reused.status == "correct" and reused.timing.method == "cuda_graph", reused.integrity
