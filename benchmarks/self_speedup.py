@@ -247,7 +247,7 @@ def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool 
             _append(rows_path, row)
             done[task.key] = row
             shown = "  ".join(f"{row['self_speedup'][n]:.4f}" for n in RECIPES if n in row.get("self_speedup", {}))
-            print(f"[{len(done)}/{len(tasks)}] {task.key}: {row.get('error') or shown}", flush=True)
+            print(f"[{sum(t.key in done for t in tasks)}/{len(tasks)}] {task.key}: {row.get('error') or shown}", flush=True)
             torch.cuda.empty_cache()
             if context_lost:
                 print(f"{task.key}: CUDA context lost ({row['error']}); re-run to resume", flush=True)
