@@ -5,7 +5,8 @@
 #
 # Steps (default: all, in this order): zoo, selfspeed, audit, gputests, cudal1; zoo+gputests runs the
 # first and the GPU tests side by side (CONCURRENT evaluations at once, ZOO_S seconds at most); drift
-# (not in the default) times DRIFT_KEYS' reference and copy in the order A B B A (timing_drift.py).
+# (not in the default) times DRIFT_KEYS' reference and copy in the order A B B A (timing_drift.py;
+# DRIFT_ARGS adds options, e.g. "--variant copy,deepcopy,read-flush,placements --order AB").
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
 # last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
 # At the end, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
@@ -62,7 +63,7 @@ for s in "${STEPS[@]}"; do
     drift)
       step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"
       OUT="$OUT" timeout "$(left)" python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys "${DRIFT_KEYS:?set DRIFT_KEYS}" \
-        > "$LOGS/timing_drift.log" 2>&1; cat "$LOGS/timing_drift.log" ;;
+        ${DRIFT_ARGS:-} > "$LOGS/timing_drift.log" 2>&1; cat "$LOGS/timing_drift.log" ;;
     gputests)
       step "GPU tests"
       timeout "$(left)" python3 -m pytest -v -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1

@@ -4,50 +4,105 @@ When the self-speedup of a problem misses 1.00x, either the two timings drifted 
 the second reference timing, A2, moves with the copy) or the copy itself runs differently (then both
 copy timings, B1 and B2, differ from both reference timings). Printed per problem: the four medians,
 A1/B1 (the self-speedup benchmark's pair), A2/B2, and A2/A1 and B2/B1 (each callable against itself
-a few seconds later). Rows go to ``$OUT/timing_drift.jsonl``. Needs a CUDA GPU.
+a few seconds later). ``--order AB`` times only the first pair.
 
-    python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys L1/25,L1/41
+``--variant`` tries a cause or a remedy of a copy that runs differently:
+
+- ``copy``: B is the separately built copy, as in the self-speedup benchmark;
+- ``deepcopy``: B is ``copy.deepcopy(A)``, the same module with its tensors elsewhere in memory;
+- ``read-flush``: the L2 is flushed by reading a buffer (left clean) instead of zeroing one;
+- ``placements``: A and B each rotate over four deep copies of themselves, call by call.
+
+Rows go to ``$OUT/timing_drift.jsonl``. Needs a CUDA GPU.
+
+    python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys L1/25,L1/41 [--variant deepcopy] [--order AB]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import dataclasses
 import json
 import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from evaluations._verified._timing import TimingPlan, TimingRun, time_calls  # noqa: E402
 from evaluations._worker import load_module  # noqa: E402
 from evaluations.protocols.standard import SEED, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import input_sets, paced_by, verified_run  # noqa: E402
+from _verified_recipe import PLAN, input_sets, paced_by  # noqa: E402
 from self_speedup import _cuda, load_tasks  # noqa: E402
 
+VARIANTS = ("copy", "deepcopy", "read-flush", "placements")
+"""What B is and how both are timed (see the module docstring)."""
+PLACEMENTS = 4
+"""Deep copies each callable rotates over under the ``placements`` variant."""
 
-def abba(source: str, tag: str, folder: Path) -> dict[str, float]:
-    """Medians (ms) of reference A and copy B timed A1, B1, B2, A2, each paced by A1."""
+
+def _rotating(model: torch.nn.Module, sets: list[list[Any]], variant: str) -> Callable[[int], Any]:
+    """``call(k)`` on input set ``k``; under ``placements``, by the k-th of several copies of ``model``."""
+    if variant != "placements":
+        return lambda k: model(*sets[k])
+    models = [model, *(copy.deepcopy(model) for _ in range(PLACEMENTS - 1))]
+    return lambda k: models[k % len(models)](*sets[k])
+
+
+def _time(call: Callable[[int], Any], sets: list[list[Any]], plan: TimingPlan) -> TimingRun:
+    return time_calls(call, sets, torch.device("cuda"), plan)
+
+
+def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str = "ABBA") -> dict[str, float]:
+    """Medians (ms) of reference A and copy B timed A1, B1[, B2, A2], each paced by A1."""
     reference = load_module(source, f"drift_ref_{tag}", folder)
-    copy = load_module(re.sub(r"\bModel\b", "ModelNew", source), f"drift_copy_{tag}", folder)
     with torch.no_grad():
         set_seed(SEED)
         init = _cuda(reference.get_init_inputs())
         set_seed(SEED)
         a = reference.Model(*init).cuda()
-        set_seed(SEED)
-        b = copy.ModelNew(*init).cuda()
+        if variant == "deepcopy":
+            b = copy.deepcopy(a)
+        else:
+            built = load_module(re.sub(r"\bModel\b", "ModelNew", source), f"drift_copy_{tag}", folder)
+            set_seed(SEED)
+            b = built.ModelNew(*init).cuda()
         sets = input_sets(reference.get_inputs, torch.device("cuda"))
-        first = verified_run(a, sets)
-        plan = paced_by(first)
-        b1 = verified_run(b, sets, plan).stats.median_ms
-        b2 = verified_run(b, sets, plan).stats.median_ms
-        a2 = verified_run(a, sets, plan).stats.median_ms
-    return {"A1": first.stats.median_ms, "B1": b1, "B2": b2, "A2": a2}
+        call_a, call_b = _rotating(a, sets, variant), _rotating(b, sets, variant)
+        base = dataclasses.replace(PLAN, flush="read") if variant == "read-flush" else PLAN
+        first = _time(call_a, sets, base)
+        plan = paced_by(first, base)
+        times = {"A1": first.stats.median_ms, "B1": _time(call_b, sets, plan).stats.median_ms}
+        if order == "ABBA":
+            times["B2"] = _time(call_b, sets, plan).stats.median_ms
+            times["A2"] = _time(call_a, sets, plan).stats.median_ms
+    return times
+
+
+def _line(key: str, variant: str, t: dict[str, float]) -> str:
+    cols = [f"{t.get(n, float('nan')):10.5f}" for n in ("A1", "B1", "B2", "A2")]
+    ratios = [t["A1"] / t["B1"]] + ([t["A2"] / t["B2"], t["A2"] / t["A1"], t["B2"] / t["B1"]] if "A2" in t else [])
+    return f"{key:8s} {variant:10s} " + " ".join(cols) + " " + " ".join(f"{r:7.4f}" for r in ratios)
+
+
+def summary(pairs: dict[str, list[float]]) -> list[str]:
+    """Per variant: share of A1/B1 within +-1% of 1, and the median and largest |A1/B1 - 1|."""
+    lines = []
+    for variant, ratios in pairs.items():
+        devs = sorted(abs(r - 1.0) for r in ratios)
+        if devs:
+            within = sum(d <= 0.01 for d in devs) / len(devs)
+            lines.append(f"{variant:10s} A1/B1 within +-1%: {within:6.1%}  median |A1/B1-1|: {devs[len(devs) // 2]:6.2%}  "
+                         f"max: {devs[-1]:6.2%}  (n={len(devs)})")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bundle", default=".data/h100.jsonl", help="CUDA-L1 bundle whose ref_code are the problems")
     parser.add_argument("--keys", required=True, help="problems, comma-separated (L1/25,L1/41,...)")
+    parser.add_argument("--variant", default="copy",
+                        help="comma-separated, each of: " + ", ".join(VARIANTS) + " (default copy)")
+    parser.add_argument("--order", choices=("ABBA", "AB"), default="ABBA", help="four timings, or only the first pair")
     args = parser.parse_args(argv)
+    variants = args.variant.split(",")
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        print(f"unknown variant(s): {', '.join(unknown)} (choose from {', '.join(VARIANTS)})", file=sys.stderr)
+        return 2
     if not torch.cuda.is_available():
         print("timing_drift needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -68,22 +131,24 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(os.environ.get("OUT", ".data/out"))
     out.mkdir(parents=True, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
-    print(f"{'problem':8s} {'A1 ms':>10s} {'B1 ms':>10s} {'B2 ms':>10s} {'A2 ms':>10s} "
+    print(f"{'problem':8s} {'variant':10s} {'A1 ms':>10s} {'B1 ms':>10s} {'B2 ms':>10s} {'A2 ms':>10s} "
           f"{'A1/B1':>7s} {'A2/B2':>7s} {'A2/A1':>7s} {'B2/B1':>7s}", flush=True)
+    pairs: dict[str, list[float]] = {v: [] for v in variants}
     with tempfile.TemporaryDirectory(prefix="kv-drift-") as tmp:
         for key in wanted:
             task = tasks[key]
-            try:
-                t = abba(task.source, f"l{task.level}_{task.task_id}", Path(tmp))
-            except Exception as exc:  # a failing problem is reported and the others go on
-                print(f"{key:8s} failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
-                continue
-            with (out / "timing_drift.jsonl").open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"key": key, "median_ms": t}) + "\n")
-            print(f"{key:8s} {t['A1']:10.5f} {t['B1']:10.5f} {t['B2']:10.5f} {t['A2']:10.5f} "
-                  f"{t['A1'] / t['B1']:7.4f} {t['A2'] / t['B2']:7.4f} {t['A2'] / t['A1']:7.4f} {t['B2'] / t['B1']:7.4f}",
-                  flush=True)
-            torch.cuda.empty_cache()
+            for variant in variants:
+                try:
+                    t = abba(task.source, f"l{task.level}_{task.task_id}", Path(tmp), variant, args.order)
+                except Exception as exc:  # a failing problem is reported and the others go on
+                    print(f"{key:8s} {variant:10s} failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+                    continue
+                with (out / "timing_drift.jsonl").open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"key": key, "variant": variant, "median_ms": t}) + "\n")
+                pairs[variant].append(t["A1"] / t["B1"])
+                print(_line(key, variant, t), flush=True)
+                torch.cuda.empty_cache()
+    print("\n".join(["", *summary(pairs)]))
     return 0
 
 

@@ -71,6 +71,10 @@ class TimingPlan:
     """Calls per event pair fixed by the problem's eager baseline (0: decide from this call's probe).
     Every timing of a problem then uses one method: a candidate timed several calls per pair (warm
     L2 after the first) against a baseline timed one per pair would not be compared like for like."""
+    flush: str = "write"
+    """How the L2 is flushed before each sample: ``write`` zeroes a buffer larger than the L2 (the
+    protocol's way; the L2 is left full of dirty lines), ``read`` reads one (left clean). The second
+    exists to measure whether the flush's write-backs touch the timed call (``benchmarks/timing_drift.py``)."""
     cuda_graph: int = 0
     """1: time replays of a CUDA graph captured from one call; -1: time eager calls; 0: decide from this
     call's probe (``uses_graph``). Set, like ``calls_per_sample``, by the problem's eager baseline."""
@@ -266,7 +270,11 @@ def _unsynchronised(call: Callable[[int], Any], sets: int, device_ms: float) -> 
 
 
 def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
+    if plan.flush not in ("write", "read"):
+        raise ValueError(f"unknown L2 flush {plan.flush!r} (write or read)")
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    if plan.flush == "read":
+        flush.zero_()
     started = perf_counter()
     while perf_counter() - started < plan.warmup_s or not all(rot.used):
         k = rot.take()
@@ -308,7 +316,10 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
         for start, end in events:
             ks = prepare()
-            flush.zero_()
+            if plan.flush == "write":
+                flush.zero_()
+            else:
+                flush.max()
             torch.cuda._sleep(spin)
             start.record()
             sample(ks)
