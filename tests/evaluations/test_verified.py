@@ -217,6 +217,7 @@ def test_host_timing_rotates_refreshed_sets_and_keeps_last_outputs():
 def test_timing_options_override_the_plan():
     plan = TimingPlan.of({"timed_calls": 40, "time_cap_s": 1, "unrelated": 3})
     assert plan.min_calls == 40 and plan.time_cap_s == 1.0 and plan.ci_target_rel == 0.005
+    assert plan.flush == "write" and TimingPlan.of({"flush": "read"}).flush == "read"  # the protocol zeroes
 
 
 # baselines ---------------------------------------------------------------------------------------
