@@ -78,3 +78,14 @@ def test_verified_run_times_baseline_and_candidates_as_the_eager_baseline_does(t
     assert "capture as a CUDA graph failed" in syncing.timing.note
     reused = records["1_many_small_ops__buffer.py"]  # one output buffer across calls is not a hack
     assert reused.status == "correct" and reused.timing.method == "cuda_graph", reused.integrity
+
+
+def test_a_candidate_that_captures_no_work_is_hacked(tmp_path, fixtures_dir):
+    folder = fixtures_dir / "gpu" / "graph"
+    out = tmp_path / "out"
+    assert main(["eval", "--problems", str(folder / "problems"), "--candidates", str(folder / "exploits"),
+                 "--model", "gpu-fixtures", "--protocol", "verified", "--out", str(out), "--build-dir",
+                 str(tmp_path / "build"), "--device", "cuda", "--timeout", "300", "--no-progress"]) == 0
+    (record,) = [r for p in out.rglob("*.json") if isinstance(r := schemas.load_record(p), schemas.Record)]
+    failed = {c.name for c in record.integrity if not c.passed}
+    assert record.status == "hacked" and failed & {"recheck-after-timing", "faster-than-sol"}, record.integrity
