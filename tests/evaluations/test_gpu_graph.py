@@ -60,15 +60,19 @@ def test_an_uncapturable_call_told_to_use_a_graph_is_timed_eager_and_says_why():
     torch.testing.assert_close(run.last_outputs[run.last_set], _recurrence(sets[run.last_set][0]))
 
 
-def test_verified_run_times_baseline_and_candidates_as_the_eager_baseline_does(tmp_path, fixtures_dir):
-    folder = fixtures_dir / "gpu" / "graph"
-    out = tmp_path / "out"
-    assert main(["eval", "--problems", str(folder / "problems"), "--candidates", str(folder / "candidates"),
+def _verified(fixtures_dir: Path, candidates: str, tmp_path: Path) -> tuple[dict, dict]:
+    """Records (by candidate file) and baselines (by kind) of a verified run on the graph fixtures."""
+    folder, out = fixtures_dir / "gpu" / "graph", tmp_path / "out"
+    assert main(["eval", "--problems", str(folder / "problems"), "--candidates", str(folder / candidates),
                  "--model", "gpu-fixtures", "--protocol", "verified", "--out", str(out), "--build-dir",
                  str(tmp_path / "build"), "--device", "cuda", "--timeout", "300", "--no-progress"]) == 0
-    records = {Path(r.kernel.path).name: r for p in out.rglob("*.json")
-               if isinstance(r := schemas.load_record(p), schemas.Record)}
-    baselines = {b.kind: b for p in out.rglob("*.json") if isinstance(b := schemas.load_record(p), schemas.BaselineRecord)}
+    loaded = [schemas.load_record(p) for p in out.rglob("*.json")]
+    return ({Path(r.kernel.path).name: r for r in loaded if isinstance(r, schemas.Record)},
+            {b.kind: b for b in loaded if isinstance(b, schemas.BaselineRecord)})
+
+
+def test_verified_run_times_baseline_and_candidates_as_the_eager_baseline_does(tmp_path, fixtures_dir):
+    records, baselines = _verified(fixtures_dir, "candidates", tmp_path)
     assert baselines["eager_tf32"].timing.method == "cuda_graph" and baselines["eager_tf32"].timing.host_bound
     assert baselines["eager_fp32"].timing.method == "cuda_graph"  # paced by the eager baseline
     honest, syncing = records["1_many_small_ops.py"], records["1_many_small_ops__sync.py"]
@@ -81,11 +85,7 @@ def test_verified_run_times_baseline_and_candidates_as_the_eager_baseline_does(t
 
 
 def test_a_candidate_that_captures_no_work_is_hacked(tmp_path, fixtures_dir):
-    folder = fixtures_dir / "gpu" / "graph"
-    out = tmp_path / "out"
-    assert main(["eval", "--problems", str(folder / "problems"), "--candidates", str(folder / "exploits"),
-                 "--model", "gpu-fixtures", "--protocol", "verified", "--out", str(out), "--build-dir",
-                 str(tmp_path / "build"), "--device", "cuda", "--timeout", "300", "--no-progress"]) == 0
-    (record,) = [r for p in out.rglob("*.json") if isinstance(r := schemas.load_record(p), schemas.Record)]
+    records, _ = _verified(fixtures_dir, "exploits", tmp_path)
+    record = records["1_many_small_ops__capture_cache.py"]
     failed = {c.name for c in record.integrity if not c.passed}
     assert record.status == "hacked" and failed & {"recheck-after-timing", "faster-than-sol"}, record.integrity
