@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from evaluations._outcomes import pacing_of
 from evaluations._verified._setup import Settings, timing_sets
 from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 
@@ -44,8 +45,7 @@ def verified_run(model: Callable[..., Any], sets: list[list[Any]], plan: TimingP
 
 def paced_by(first: TimingRun, plan: TimingPlan = PLAN) -> TimingPlan:
     """The plan of a timing paced by ``first`` (its calls per event pair and method), as the runner paces."""
-    return dataclasses.replace(plan, calls_per_sample=first.stats.calls_per_sample,
-                               cuda_graph=1 if first.stats.method == "cuda_graph" else -1)
+    return dataclasses.replace(plan, **pacing_of(first.stats))
 
 
 def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets: list[list[Any]]) -> tuple[float, float]:

@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NamedTuple
 
 import torch
@@ -139,12 +140,11 @@ def _cuda(values: list[Any]) -> list[Any]:
     return [v.cuda() if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str, Any]:
-    """Times of the reference and of its separately built copy under every recipe (or those in ``only``)."""
-    tag = f"l{task.level}_{task.task_id}"
-    names = [n for n in RECIPES if only is None or n in only]
-    reference = load_module(task.source, f"self_ref_{tag}", folder)
-    copy = load_module(re.sub(r"\bModel\b", "ModelNew", task.source), f"self_copy_{tag}", folder)
+def build_pair(source: str, tag: str, folder: Path) -> tuple[ModuleType, torch.nn.Module, torch.nn.Module]:
+    """The problem's module, its ``Model`` on the GPU, and a separately built copy (``Model`` renamed
+    ``ModelNew``, imported as its own module), each constructed after the same seed."""
+    reference = load_module(source, f"self_ref_{tag}", folder)
+    copy = load_module(re.sub(r"\bModel\b", "ModelNew", source), f"self_copy_{tag}", folder)
     with torch.no_grad():
         set_seed(SEED)
         init = _cuda(reference.get_init_inputs())
@@ -152,6 +152,14 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
         ref_model = reference.Model(*init).cuda()
         set_seed(SEED)
         copy_model = copy.ModelNew(*init).cuda()
+    return reference, ref_model, copy_model
+
+
+def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str, Any]:
+    """Times of the reference and of its separately built copy under every recipe (or those in ``only``)."""
+    names = [n for n in RECIPES if only is None or n in only]
+    reference, ref_model, copy_model = build_pair(task.source, f"l{task.level}_{task.task_id}", folder)
+    with torch.no_grad():
         set_seed(SEED)
         inputs = _cuda(reference.get_inputs())
         sets = input_sets(reference.get_inputs, torch.device("cuda")) if SET_RECIPES & set(names) else []

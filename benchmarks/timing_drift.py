@@ -25,7 +25,6 @@ import copy
 import dataclasses
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -36,12 +35,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evaluations._verified._timing import TimingPlan, TimingRun, time_calls  # noqa: E402
-from evaluations._worker import load_module  # noqa: E402
-from evaluations.protocols.standard import SEED, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import PLAN, input_sets, paced_by  # noqa: E402
-from self_speedup import _cuda, load_tasks  # noqa: E402
+from self_speedup import build_pair, load_tasks  # noqa: E402
 
 VARIANTS = ("copy", "deepcopy", "read-flush", "placements")
 """What B is and how both are timed (see the module docstring)."""
@@ -63,18 +60,10 @@ def _time(call: Callable[[int], Any], sets: list[list[Any]], plan: TimingPlan) -
 
 def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str = "ABBA") -> dict[str, float]:
     """Medians (ms) of reference A and copy B timed A1, B1[, B2, A2], each paced by A1."""
-    reference = load_module(source, f"drift_ref_{tag}", folder)
+    reference, a, b = build_pair(source, tag, folder)
     with torch.no_grad():
-        set_seed(SEED)
-        init = _cuda(reference.get_init_inputs())
-        set_seed(SEED)
-        a = reference.Model(*init).cuda()
         if variant == "deepcopy":
             b = copy.deepcopy(a)
-        else:
-            built = load_module(re.sub(r"\bModel\b", "ModelNew", source), f"drift_copy_{tag}", folder)
-            set_seed(SEED)
-            b = built.ModelNew(*init).cuda()
         sets = input_sets(reference.get_inputs, torch.device("cuda"))
         call_a, call_b = _rotating(a, sets, variant), _rotating(b, sets, variant)
         base = dataclasses.replace(PLAN, flush="read") if variant == "read-flush" else PLAN

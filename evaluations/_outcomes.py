@@ -87,3 +87,12 @@ def statistic_ms(timing: TimingStats, name: str) -> float:
     if name not in ("mean", "median"):
         raise ValueError(f"unknown statistic {name!r}")
     return timing.mean_ms if name == "mean" else timing.median_ms
+
+
+def pacing_of(stats: TimingStats) -> dict[str, int]:
+    """Plan options that make a timing follow ``stats``' method (calls per event pair, and eager calls
+    or graph replays): how every other timing of a problem follows its eager baseline's."""
+    options = {"calls_per_sample": stats.calls_per_sample} if stats.calls_per_sample else {}
+    if stats.method != "host_clock":
+        options["cuda_graph"] = 1 if stats.method == "cuda_graph" else -1
+    return options

@@ -27,7 +27,7 @@ from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, R
 from . import _extensions, _gpulock
 from ._isolation import IsolatedResult, Spare, run_isolated, start_spare
 from ._loaders import Loaded
-from ._outcomes import BaselineOutcome, CandidateOutcome, statistic_ms
+from ._outcomes import BaselineOutcome, CandidateOutcome, pacing_of, statistic_ms
 from ._types import Candidate, Job, Problem
 
 MAX_ERROR_CHARS = 4000
@@ -187,18 +187,18 @@ class Runner:
     def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None,
              pacer: BaselineRecord | None = None) -> Job:
         options: dict[str, Any] = dict(self.config.options)
-        if pacer is not None and pacer.timing.calls_per_sample and "calls_per_sample" not in options:
-            options["calls_per_sample"] = pacer.timing.calls_per_sample  # one timing method per problem
-        if pacer is not None and pacer.timing.method != "host_clock" and "cuda_graph" not in options:
-            options["cuda_graph"] = 1 if pacer.timing.method == "cuda_graph" else -1  # graph replays, or eager calls
+        if pacer is not None:  # one timing method per problem; options given on the command line win
+            for name, value in pacing_of(pacer.timing).items():
+                options.setdefault(name, value)
         return Job(problem=problem, protocol=protocol, device=self.config.device, candidate=candidate,
                    baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=options)
 
     def _pacer(self, protocol: str, problem: Problem, kind: str | None = None) -> tuple[bool, BaselineRecord | None]:
         """(whether a pacer is needed, the pacer): the baseline whose calls per event pair and method
-        (eager calls or CUDA graph replays) every other timing of the problem reuses (the eager one). Not needed for the pacer itself, nor where the
-        protocol times one call per pair anyway (the standard one); when needed but missing (failed or
-        interrupted), nothing of the problem may be timed."""
+        (eager calls or CUDA graph replays) every other timing of the problem reuses (the eager one).
+        Not needed for the pacer itself, nor where the protocol times one call per pair anyway (the
+        standard one); when needed but missing (failed or interrupted), nothing of the problem may be
+        timed."""
         module = self.protocols[protocol]
         pacer_kind = module.SPEEDUP_BASELINE["vs_eager"]
         if kind == pacer_kind or not getattr(module, "PACED_BY_EAGER_BASELINE", False):

@@ -275,6 +275,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     if plan.flush == "read":
         flush.zero_()
+    flush_l2 = flush.zero_ if plan.flush == "write" else flush.max
     started = perf_counter()
     while perf_counter() - started < plan.warmup_s or not all(rot.used):
         k = rot.take()
@@ -316,10 +317,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
         for start, end in events:
             ks = prepare()
-            if plan.flush == "write":
-                flush.zero_()
-            else:
-                flush.max()
+            flush_l2()
             torch.cuda._sleep(spin)
             start.record()
             sample(ks)
