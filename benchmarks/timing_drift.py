@@ -8,10 +8,13 @@ a few seconds later). ``--order AB`` times only the first pair.
 
 ``--variant`` tries a cause or a remedy of a copy that runs differently:
 
-- ``copy``: B is the separately built copy, as in the self-speedup benchmark;
-- ``deepcopy``: B is ``copy.deepcopy(A)``, the same module with its tensors elsewhere in memory;
-- ``read-flush``: the L2 is flushed by reading a buffer (left clean) instead of zeroing one;
-- ``placements``: A and B each rotate over four deep copies of themselves, call by call.
+- ``copy``: B is the separately built copy, as in the self-speedup benchmark, each timed with its
+  weights at one place in memory (the protocol before it rotated them);
+- ``deepcopy``: B is ``copy.deepcopy(A)``, the same module with its tensors elsewhere in memory (weights
+  at one place);
+- ``read-flush``: as ``copy``, the L2 flushed by reading a buffer (left clean) instead of zeroing one;
+- ``placements``: as ``copy``, with the protocol's rotation of each module's weights over four places
+  in memory, sample by sample.
 
 Rows go to ``$OUT/timing_drift.jsonl``. Needs a CUDA GPU.
 
@@ -27,7 +30,6 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +44,10 @@ from self_speedup import build_pair, load_tasks  # noqa: E402
 
 VARIANTS = ("copy", "deepcopy", "read-flush", "placements")
 """What B is and how both are timed (see the module docstring)."""
-PLACEMENTS = 4
-"""Deep copies each callable rotates over under the ``placements`` variant."""
 
 
-def _rotating(model: torch.nn.Module, sets: list[list[Any]], variant: str) -> Callable[[int], Any]:
-    """``call(k)`` on input set ``k``; under ``placements``, by the k-th of several copies of ``model``."""
-    if variant != "placements":
-        return lambda k: model(*sets[k])
-    models = [model, *(copy.deepcopy(model) for _ in range(PLACEMENTS - 1))]
-    return lambda k: models[k % len(models)](*sets[k])
-
-
-def _time(call: Callable[[int], Any], sets: list[list[Any]], plan: TimingPlan) -> TimingRun:
-    return time_calls(call, sets, torch.device("cuda"), plan)
+def _time(model: torch.nn.Module, sets: list[list[Any]], plan: TimingPlan) -> TimingRun:
+    return time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan, module=model)
 
 
 def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str = "ABBA") -> dict[str, float]:
@@ -65,14 +57,14 @@ def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str 
         if variant == "deepcopy":
             b = copy.deepcopy(a)
         sets = input_sets(reference.get_inputs, torch.device("cuda"))
-        call_a, call_b = _rotating(a, sets, variant), _rotating(b, sets, variant)
-        base = dataclasses.replace(PLAN, flush="read") if variant == "read-flush" else PLAN
-        first = _time(call_a, sets, base)
+        base = dataclasses.replace(PLAN, placements=PLAN.placements if variant == "placements" else 1,
+                                   flush="read" if variant == "read-flush" else PLAN.flush)
+        first = _time(a, sets, base)
         plan = paced_by(first, base)
-        times = {"A1": first.stats.median_ms, "B1": _time(call_b, sets, plan).stats.median_ms}
+        times = {"A1": first.stats.median_ms, "B1": _time(b, sets, plan).stats.median_ms}
         if order == "ABBA":
-            times["B2"] = _time(call_b, sets, plan).stats.median_ms
-            times["A2"] = _time(call_a, sets, plan).stats.median_ms
+            times["B2"] = _time(b, sets, plan).stats.median_ms
+            times["A2"] = _time(a, sets, plan).stats.median_ms
     return times
 
 

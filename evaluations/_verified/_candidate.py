@@ -196,7 +196,7 @@ def _recheck(ctx: Context, run: TimingRun, sets: list[list[Any]]) -> None:
 
 def _timing(ctx: Context, settings: Settings) -> TimingRun:
     sets = timing_sets(ctx.problem.get_inputs, settings, ctx.device)
-    run = time_calls(lambda k: ctx.candidate(*sets[k]), sets, ctx.device, settings.plan)
+    run = time_calls(lambda k: ctx.candidate(*sets[k]), sets, ctx.device, settings.plan, module=ctx.candidate)
     ctx.log.check("unsynchronised-work", run.unsynchronised)
     if ctx.device.type != "cuda":
         ctx.log.skip("unsynchronised-work", "no CUDA device: host clock covers all work")

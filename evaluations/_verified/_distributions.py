@@ -60,10 +60,20 @@ def scale_inputs(values: list[Any], scale: float) -> list[Any]:
     return [v * scale if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values]
 
 
-def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, device: torch.device) -> list[Any]:
-    """One draw of ``get_inputs()`` under ``seed``, scaled by ``dist``, moved to ``device``."""
+def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, device: torch.device,
+         on_device: bool = False) -> list[Any]:
+    """One draw of ``get_inputs()`` under ``seed``, scaled by ``dist``, moved to ``device``.
+
+    ``on_device``: tensors that ``get_inputs()`` creates without naming a device are made on ``device``
+    directly (its generator, so other values than a host draw of the same seed): drawing a timing's
+    sets of large inputs on the host took seconds per problem.
+    """
     _seed_all(seed)
-    values = list(get_inputs())
+    if on_device and device.type != "cpu":
+        with device:
+            values = list(get_inputs())
+    else:
+        values = list(get_inputs())
     moved = [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
     return scale_inputs(moved, dist.scale)
 

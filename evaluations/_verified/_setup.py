@@ -76,8 +76,9 @@ def set_count(one_set: list[Any], settings: Settings) -> int:
 
 def timing_sets(get_inputs: Any, settings: Settings, device: torch.device) -> list[list[Any]]:
     """The input sets a timing rotates through: D1 draws under the timing seeds, as many as
-    :func:`set_count` allows for inputs of their size (the first set is drawn once and kept)."""
+    :func:`set_count` allows for inputs of their size (the first set is drawn once and kept), made
+    on the device (the correctness trials' draws are made on the host)."""
     seeds = settings.extra_seeds[1:]
-    first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device)
+    first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device, on_device=True)
     count = min(set_count(first, settings), len(seeds))
-    return [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device) for s in seeds[1:count]]
+    return [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device, on_device=True) for s in seeds[1:count]]

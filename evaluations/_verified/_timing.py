@@ -8,7 +8,9 @@ such. Calls under ~20 us are timed several to an event pair. A call whose host e
 longer than ~1 ms and at least half its device time (thousands of launches: recurrent nets) overflows
 the launch queue that the spin lets the host fill, so its event time would follow the host's launch
 speed; it is captured once as a CUDA graph and its replays are timed instead (when capture fails,
-eager calls are timed and the record says so). Sampling stops once the 95% CI
+eager calls are timed and the record says so). The timed module's weights rotate over a few places in
+memory, sample by sample, so no single placement's luck (worth a percent or two on short calls)
+decides the time. Sampling stops once the 95% CI
 half-width of the median is under the target, after a minimum count and a minimum wall time (so
 slow drifts average out rather than freeze into one run's median), or at a time cap.
 On the CPU the same loop uses a monotonic host clock.
@@ -45,6 +47,10 @@ SPIN_MAX_MS = 50.0
 """Longest spin before one sample."""
 GRAPH_HOST_MS = 1.0
 """Host enqueue time per call from which a host-bound call is timed as CUDA graph replays."""
+PLACEMENTS = 4
+"""Places in device memory a timed module's weights rotate over, one per sample (see ``_Placements``)."""
+PLACEMENT_BYTES_BUDGET = 1 << 30
+"""Device memory spent on the extra copies of the weights; models with larger weights rotate over fewer places."""
 CLOCK_PROBE_CYCLES = 500_000
 """Device cycles spun after each batch of samples to read the SM clock (~0.25 ms at 2 GHz; the
 event overhead of a few microseconds makes the reading ~1% low, the same for every timing)."""
@@ -75,6 +81,8 @@ class TimingPlan:
     """How the L2 is flushed before each sample: ``write`` zeroes a buffer larger than the L2 (the
     protocol's way; the L2 is left full of dirty lines), ``read`` reads one (left clean). The second
     exists to measure whether the flush's write-backs touch the timed call (``benchmarks/timing_drift.py``)."""
+    placements: int = PLACEMENTS
+    """Places the timed module's weights rotate over, sample by sample (1: the module's own tensors only)."""
     cuda_graph: int = 0
     """1: time replays of a CUDA graph captured from one call; -1: time eager calls; 0: decide from this
     call's probe (``uses_graph``). Set, like ``calls_per_sample``, by the problem's eager baseline."""
@@ -118,6 +126,44 @@ class _Rotation:
             refresh_in_place(self.sets[k])
         self.used[k] = True
         return k
+
+
+class _Placements:
+    """Copies of a module's parameters and buffers at other device addresses, swapped in sample by sample.
+
+    Where the weights happen to lie in memory moves a short call's time by a percent or two (the same
+    module and its deep copy differ that much, each stable against itself), so one placement's luck
+    would decide a small speedup. Every timing therefore rotates over the same number of placements
+    and its median is that of the mix. The module's own tensors are placement 0 and are back in place
+    when the timing ends; the copies hold the same values, so outputs do not change.
+    """
+
+    def __init__(self, module: torch.nn.Module | None, count: int) -> None:
+        tensors: dict[int, torch.Tensor] = {}
+        if isinstance(module, torch.nn.Module):
+            for t in (*module.parameters(), *module.buffers()):
+                if t.numel() > 0:
+                    tensors.setdefault(id(t), t)
+        self.tensors = list(tensors.values())
+        nbytes = sum(t.numel() * t.element_size() for t in self.tensors)
+        self.count = max(1, min(count, 1 + PLACEMENT_BYTES_BUDGET // max(nbytes, 1))) if self.tensors else 1
+        self.places = [[t.data for t in self.tensors]]
+        self.places += [[d.clone() for d in self.places[0]] for _ in range(self.count - 1)]
+        self.current = 0
+
+    def use(self, j: int) -> None:
+        """Put placement ``j`` (modulo the count) in the module's tensors."""
+        j %= self.count
+        if j != self.current:
+            for t, d in zip(self.tensors, self.places[j], strict=True):
+                t.data = d
+            self.current = j
+
+    def restore(self) -> None:
+        """The module's own tensors back in place; the copies are released."""
+        self.use(0)
+        self.places = self.places[:1]
+        self.count = 1
 
 
 def _should_stop(samples: list[float], plan: TimingPlan, started: float) -> bool:
@@ -269,18 +315,23 @@ def _unsynchronised(call: Callable[[int], Any], sets: int, device_ms: float) -> 
     return None, last
 
 
-def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
+def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any],
+               module: torch.nn.Module | None = None) -> TimingRun:
     if plan.flush not in ("write", "read"):
         raise ValueError(f"unknown L2 flush {plan.flush!r} (write or read)")
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     if plan.flush == "read":
         flush.zero_()
     flush_l2 = flush.zero_ if plan.flush == "write" else flush.max
-    started = perf_counter()
-    while perf_counter() - started < plan.warmup_s or not all(rot.used):
+    places = _Placements(module, plan.placements)
+    started, calls = perf_counter(), 0
+    while perf_counter() - started < plan.warmup_s or not all(rot.used) or calls < places.count:
+        places.use(calls)  # every placement warmed up too
         k = rot.take()
         outputs[k] = call(k)
         _synchronize()
+        calls += 1
+    places.use(0)
     host_ms, device_ms = _probe(call, rot, outputs)
     per_sample = plan.calls_per_sample or calls_per_sample(device_ms, len(rot.sets))
     per_sample = max(1, min(len(rot.sets), per_sample))
@@ -294,6 +345,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         else:
             graph, outputs[graph_set] = captured
     if graph is not None:
+        places.restore()  # a graph reads the addresses it was captured with
         def sample(_ks: list[int]) -> None:
             graph.replay()
 
@@ -308,6 +360,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
                 outputs[k] = call(k)
 
         def prepare() -> list[int]:
+            places.use(places.current + 1)
             return [rot.take() for _ in range(per_sample)]
         spin = int(_cycles_per_ms() * min(SPIN_MAX_MS, SPIN_MARGIN * host_ms * per_sample + 0.02))
     samples: list[float] = []
@@ -326,6 +379,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         _synchronize()
         samples.extend(_elapsed(start, end) / per_sample for start, end in events)
         clocks.append(clock.mhz())
+    rotated = places.count
+    places.restore()
     gpu_ms = median(samples)
     host_bound = host_ms > gpu_ms or graph is not None
     if graph is not None:
@@ -338,6 +393,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
                 "would set the time of eager calls)" if host_bound else "")) + graph_note
     if per_sample > 1:
         note += f"; {per_sample} calls on distinct input sets per event pair"
+    if rotated > 1:
+        note += f"; weights rotated over {rotated} places in memory"
     if plan.calls_per_sample or plan.cuda_graph:
         note += " (method set by the problem's eager baseline)"
     stats = summarize_verified(samples, "cuda_graph" if graph is not None else "cuda_events",
@@ -359,12 +416,17 @@ def _host_ms(fn: Callable[[], Any]) -> float:
     return median(times)
 
 
-def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.device, plan: TimingPlan) -> TimingRun:
-    """Time ``call(k)`` (a call on input set ``k``) under the plan; outputs of the last calls are kept."""
+def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.device, plan: TimingPlan,
+               module: torch.nn.Module | None = None) -> TimingRun:
+    """Time ``call(k)`` (a call on input set ``k``) under the plan; outputs of the last calls are kept.
+
+    ``module``, the ``nn.Module`` that ``call`` runs, has its weights rotated over ``plan.placements``
+    places in memory on a GPU (``_Placements``); without it, or under graph replays, they stay put.
+    """
     rot = _Rotation(sets)
     outputs: dict[int, Any] = {}
     with torch.no_grad():
         if device.type == "cuda":
             with _gpulock.exclusive():  # concurrent workers: nothing else runs on the GPU while this one times
-                return _time_cuda(call, rot, plan, outputs)
+                return _time_cuda(call, rot, plan, outputs, module)
         return _time_host(call, rot, plan, outputs)

@@ -68,7 +68,7 @@ def time_baseline(job: Job) -> TimingStats:
         model, settings = _baseline_model(job, device)
         sets = timing_sets(load_problem(job).get_inputs, settings, device)
         model(*sets[0])  # compilation and autotuning happen here, before the timing holds the GPU alone
-        return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan).stats
+        return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan, module=model).stats
 
 
 def run_baseline(job: Job) -> BaselineOutcome:

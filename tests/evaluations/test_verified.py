@@ -116,6 +116,21 @@ def test_distributions_scale_float_inputs_only_under_fresh_seeds():
     assert torch.equal(d4[0], -d1[0]) and torch.equal(d4[1], d1[1]) and d4[2] == 2.5
 
 
+def test_timing_draws_are_made_on_the_device_and_trial_draws_on_the_host():
+    made_on: list[str] = []
+
+    def get_inputs():
+        made_on.append(torch.empty(1).device.type)
+        return [torch.ones(4, 4), 3]
+
+    meta = torch.device("meta")  # stands for a GPU: tensors without data, made where asked
+    timing = draw(get_inputs, DISTRIBUTIONS[0], 11, meta, on_device=True)
+    trial = draw(get_inputs, DISTRIBUTIONS[0], 11, meta)
+    assert made_on == ["meta", "cpu"]
+    assert timing[0].device == trial[0].device == meta and timing[1] == 3
+    assert draw(get_inputs, DISTRIBUTIONS[0], 11, torch.device("cpu"), on_device=True)[0].device.type == "cpu"
+
+
 def test_refresh_keeps_pointer_and_values_but_changes_layout():
     x = torch.arange(12.0).reshape(3, 4)
     ptr, total = x.data_ptr(), float(x.sum())
@@ -212,6 +227,38 @@ def test_host_timing_rotates_refreshed_sets_and_keeps_last_outputs():
     assert len(seen_ptrs) == 3 and sorted(run.last_outputs) == [0, 1, 2]
     for k, out in run.last_outputs.items():  # each kept output matches its set's current contents
         assert torch.equal(out, sets[k][0] * 2)
+
+
+def test_weights_rotate_over_placements_with_the_same_values_and_come_back():
+    from evaluations._verified._timing import _Placements
+
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.BatchNorm1d(8)).eval()  # buffers in use
+    own = {id(t): t.data_ptr() for t in (*model.parameters(), *model.buffers()) if t.numel()}
+    x = torch.randn(4, 8)
+    expected = model(x)
+    places = _Placements(model, 4)
+    assert places.count == 4 and len(places.tensors) == len(own)
+    seen = set()
+    for j in range(4):
+        places.use(j)
+        seen.add(model[0].weight.data_ptr())
+        assert torch.equal(model(x), expected)  # another place, the same values
+    assert len(seen) == 4
+    places.restore()
+    assert {id(t): t.data_ptr() for t in (*model.parameters(), *model.buffers()) if t.numel()} == own
+    assert places.count == 1 and len(places.places) == 1
+
+
+def test_placements_fit_the_memory_budget_and_need_tensors(monkeypatch):
+    from evaluations._verified import _timing
+
+    model = torch.nn.Linear(256, 256)  # ~257 KiB of weights
+    monkeypatch.setattr(_timing, "PLACEMENT_BYTES_BUDGET", 600 << 10)
+    assert _timing._Placements(model, 4).count == 3  # itself and two copies within 600 KiB
+    assert _timing._Placements(model, 1).count == 1
+    assert _timing._Placements(torch.nn.ReLU(), 4).count == 1  # no weights: nothing to move
+    assert _timing._Placements(None, 4).count == 1  # a plain function
+    assert TimingPlan().placements == 4 and TimingPlan.of({"placements": 1}).placements == 1
 
 
 def test_timing_options_override_the_plan():

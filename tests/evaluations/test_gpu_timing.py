@@ -1,0 +1,83 @@
+"""The verified timing on a CUDA GPU: weights rotated over places in memory, timing sets drawn on the device.
+
+These tests run only where torch sees a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.gpu
+
+
+class _Scaled(torch.nn.Module):
+    """``steps`` tiny kernels, each reading a weight: host-bound, so timed as graph replays."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__()
+        self.steps = steps
+        self.w = torch.nn.Parameter(torch.full((4096,), 0.999))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.steps):
+            x = x * self.w + 0.001
+        return x
+
+
+def _own_places(model: torch.nn.Module) -> list[int]:
+    return [t.data_ptr() for t in (*model.parameters(), *model.buffers())]
+
+
+def test_weights_rotate_over_places_and_come_back_with_the_same_answers():
+    from evaluations._verified._timing import TimingPlan, time_calls
+
+    model = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)).cuda()
+    own = _own_places(model)
+    sets = [[torch.randn(512, 1024, device="cuda")] for _ in range(6)]
+    seen: set[int] = set()
+
+    def call(k: int) -> torch.Tensor:
+        seen.add(model[0].weight.data_ptr())
+        return model(*sets[k])
+
+    plan = TimingPlan(warmup_s=0.05, min_calls=60, time_cap_s=2.0, min_time_s=0.1)
+    run = time_calls(call, sets, torch.device("cuda"), plan, module=model)
+    assert run.stats.method == "cuda_events" and "weights rotated over 4 places in memory" in (run.stats.note or "")
+    assert len(seen) == 4 and _own_places(model) == own  # four places used, the model's own back at the end
+    with torch.no_grad():
+        for k, out in run.last_outputs.items():
+            torch.testing.assert_close(out, model(*sets[k]), rtol=1e-5, atol=1e-5)
+    fixed = time_calls(call, sets, torch.device("cuda"), dataclasses.replace(plan, placements=1), module=model)
+    assert "rotated" not in (fixed.stats.note or "")
+
+
+def test_a_graph_timing_keeps_the_weights_where_they_were_captured():
+    from evaluations._verified._timing import TimingPlan, time_calls
+
+    model = _Scaled(300).cuda()
+    own = _own_places(model)
+    sets = [[torch.randn(4096, device="cuda")] for _ in range(4)]
+    plan = TimingPlan(warmup_s=0.05, min_calls=30, time_cap_s=2.0, min_time_s=0.1)
+    with torch.no_grad():
+        run = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan, module=model)
+        assert run.stats.method == "cuda_graph" and "rotated" not in (run.stats.note or "")
+        assert _own_places(model) == own  # no copies were swapped in around the graph
+
+
+def test_timing_sets_are_drawn_on_the_device():
+    from evaluations._verified._setup import Settings, timing_sets
+
+    made_on: list[str] = []
+
+    def get_inputs() -> list[torch.Tensor]:
+        made_on.append(torch.empty(1).device.type)
+        return [torch.randn(1 << 20)]
+
+    sets = timing_sets(get_inputs, Settings.of({"seed": 5, "input_sets": 3}), torch.device("cuda"))
+    assert len(sets) == 3 and made_on == ["cuda"] * 3
+    assert all(s[0].is_cuda for s in sets) and not torch.equal(sets[0][0], sets[1][0])
+    again = timing_sets(get_inputs, Settings.of({"seed": 5, "input_sets": 3}), torch.device("cuda"))
+    assert all(torch.equal(a[0], b[0]) for a, b in zip(sets, again, strict=True))  # seeded: reproducible
