@@ -5,7 +5,7 @@ a verified evaluation does: input sets drawn from the problem's ``get_inputs()``
 as many as the protocol rotates for inputs of that size (``_setup.timing_sets``), refreshed in place
 before reuse; an L2 flush before every sample; a device-side spin so host launch gaps stay outside
 the event pair; several calls on distinct sets per event pair below ~20 us; the module's weights rotated over four places in memory, one
-per sample; sampling for at least 0.5 s
+per sample, the time being the mean of the four places' medians; sampling for at least 0.5 s
 and until the 95% CI half-width of the median is under 0.5% (capped at ``PLAN.time_cap_s`` per callable). The median
 counts. The reference and its copy are timed on the same sets, the copy with the reference's
 calls per event pair and method (eager calls, or CUDA graph replays where the reference's eager call
@@ -29,9 +29,9 @@ from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 PLAN = TimingPlan(time_cap_s=3.0)
 """The protocol's stopping rule with a 3 s cap instead of 10 s, so 325 problems x 2 callables fit."""
 NAME = ("verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference, graphs when host-bound, "
-        "weights rotated over 4 places)")
-"""Earlier versions' rows carry shorter names: with the weights at one place in memory (and input sets
-drawn on the host), before that without CUDA graph replays for host-bound calls, before that without
+        "weights rotated over 4 places, mean of their medians)")
+"""Earlier versions' rows carry shorter names: with the pooled median of the samples over the four
+places, before that with the weights at one place in memory (and input sets drawn on the host), before that without CUDA graph replays for host-bound calls, before that without
 the pacing (copy deciding its own calls per event pair), and before that without the 0.5 s minimum
 sampling time."""
 

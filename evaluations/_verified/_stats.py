@@ -85,6 +85,31 @@ def ci_half_width_rel(samples: list[float], confidence: float = CONFIDENCE) -> f
     return (ci.high - ci.low) / 2.0 / mid
 
 
+def grouped_median(groups: list[list[float]], confidence: float = CONFIDENCE) -> tuple[float, Interval]:
+    """Mean of the groups' medians, and its CI from theirs (half-widths added as independent errors).
+
+    Groups are samples taken under different conditions that the timing rotates over on purpose
+    (places of the weights in memory). Pooled, tight groups a few percent apart make a multimodal
+    mix whose median falls in a gap between them and moves with a few samples; the mean of the
+    groups' own medians does not. One group: its median and CI.
+    """
+    filled = [g for g in groups if g]
+    if not filled:
+        raise ValueError("no samples")
+    if len(filled) == 1:
+        return median(filled[0]), median_ci(filled[0], confidence)
+    centre = mean([median(g) for g in filled])
+    halves = [(ci.high - ci.low) / 2.0 for ci in (median_ci(g, confidence) for g in filled)]
+    half = math.sqrt(math.fsum(h * h for h in halves)) / len(filled)
+    return centre, Interval(centre - half, centre + half)
+
+
+def grouped_half_width_rel(groups: list[list[float]], confidence: float = CONFIDENCE) -> float:
+    """Half-width of :func:`grouped_median`'s CI as a fraction of its centre (``inf`` for a zero centre)."""
+    centre, ci = grouped_median(groups, confidence)
+    return (ci.high - ci.low) / 2.0 / centre if centre > 0 else math.inf
+
+
 def iqr(samples: list[float]) -> float:
     """Interquartile range q3 - q1."""
     return quantile(samples, 0.75) - quantile(samples, 0.25)
@@ -92,15 +117,20 @@ def iqr(samples: list[float]) -> float:
 
 def summarize_verified(samples_ms: list[float], method: TimingMethod, *, calls_per_sample: int = 1,
                        l2_flush: bool = True, host_bound: bool | None = None,
-                       note: str | None = None, sm_clock_mhz: float | None = None) -> TimingStats:
-    """Timing statistics with quartiles and the 95% CI of the median (per-call milliseconds)."""
+                       note: str | None = None, sm_clock_mhz: float | None = None,
+                       groups: list[list[float]] | None = None) -> TimingStats:
+    """Timing statistics with quartiles and the 95% CI of the median (per-call milliseconds).
+
+    ``groups`` splits the same samples by the condition rotated over (places of the weights): the
+    median and its CI are then :func:`grouped_median`'s; quartiles, mean and extremes stay pooled.
+    """
     clean = [float(s) for s in samples_ms]
     if not clean or any(not math.isfinite(s) or s < 0 for s in clean):
         raise ValueError("per-call times must be a non-empty list of finite, non-negative numbers")
-    ci = median_ci(clean)
+    centre, ci = grouped_median([[float(s) for s in g] for g in groups]) if groups else (median(clean), median_ci(clean))
     return TimingStats(
         method=method, calls=len(clean), calls_per_sample=calls_per_sample,
-        mean_ms=mean(clean), median_ms=median(clean), min_ms=min(clean), max_ms=max(clean),
+        mean_ms=mean(clean), median_ms=centre, min_ms=min(clean), max_ms=max(clean),
         std_ms=std(clean), q1_ms=quantile(clean, 0.25), q3_ms=quantile(clean, 0.75),
         ci95_low_ms=ci.low, ci95_high_ms=ci.high, l2_flush=l2_flush, host_bound=host_bound, note=note,
         sm_clock_mhz=sm_clock_mhz,

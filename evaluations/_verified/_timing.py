@@ -10,7 +10,7 @@ the launch queue that the spin lets the host fill, so its event time would follo
 speed; it is captured once as a CUDA graph and its replays are timed instead (when capture fails,
 eager calls are timed and the record says so). The timed module's weights rotate over a few places in
 memory, sample by sample, so no single placement's luck (worth a percent or two on short calls)
-decides the time. Sampling stops once the 95% CI
+decides the time: the time is the mean of the medians per place, and its CI combines theirs. Sampling stops once the 95% CI
 half-width of the median is under the target, after a minimum count and a minimum wall time (so
 slow drifts average out rather than freeze into one run's median), or at a time cap.
 On the CPU the same loop uses a monotonic host clock.
@@ -29,9 +29,9 @@ import torch
 from schemas import TimingStats
 
 from .. import _gpulock
-from .._outcomes import median
+from .._outcomes import mean, median
 from ._distributions import refresh_in_place
-from ._stats import ci_half_width_rel, summarize_verified
+from ._stats import grouped_half_width_rel, summarize_verified
 
 L2_FLUSH_BYTES = 256 << 20
 """Buffer zeroed before each timed call: several times the L2 of current GPUs."""
@@ -133,8 +133,9 @@ class _Placements:
 
     Where the weights happen to lie in memory moves a short call's time by a percent or two (the same
     module and its deep copy differ that much, each stable against itself), so one placement's luck
-    would decide a small speedup. Every timing therefore rotates over the same number of placements
-    and its median is that of the mix. The module's own tensors are placement 0 and are back in place
+    would decide a small speedup. Every timing therefore rotates over the same number of placements,
+    and its time is the mean of the placements' medians (pooled, placements a few percent apart make a
+    multimodal mix whose median jumps between them). The module's own tensors are placement 0 and are back in place
     when the timing ends; the copies hold the same values, so outputs do not change.
     """
 
@@ -166,12 +167,13 @@ class _Placements:
         self.count = 1
 
 
-def _should_stop(samples: list[float], plan: TimingPlan, started: float) -> bool:
-    elapsed = perf_counter() - started
-    if len(samples) >= plan.max_calls or elapsed > plan.time_cap_s:
+def _should_stop(groups: list[list[float]], plan: TimingPlan, started: float) -> bool:
+    """Whether sampling ends: at the caps, or once enough samples and time give a tight enough CI."""
+    elapsed, count = perf_counter() - started, sum(len(g) for g in groups)
+    if count >= plan.max_calls or elapsed > plan.time_cap_s:
         return True
-    return (len(samples) >= plan.min_calls and elapsed >= plan.min_time_s
-            and ci_half_width_rel(samples) < plan.ci_target_rel)
+    return (count >= plan.min_calls and elapsed >= plan.min_time_s
+            and grouped_half_width_rel(groups) < plan.ci_target_rel)
 
 
 def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
@@ -181,7 +183,7 @@ def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         outputs[k] = call(k)
     samples: list[float] = []
     started = perf_counter()
-    while not _should_stop(samples, plan, started):
+    while not _should_stop([samples], plan, started):
         for _ in range(BATCH):
             k = rot.take()
             t0 = perf_counter_ns()
@@ -364,12 +366,15 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
             return [rot.take() for _ in range(per_sample)]
         spin = int(_cycles_per_ms() * min(SPIN_MAX_MS, SPIN_MARGIN * host_ms * per_sample + 0.02))
     samples: list[float] = []
+    groups: list[list[float]] = [[] for _ in range(places.count)]  # samples by place of the weights
     clocks: list[float] = []
     started = perf_counter()
-    while not _should_stop(samples, plan, started):
+    while not _should_stop(groups, plan, started):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
+        where = []
         for start, end in events:
             ks = prepare()
+            where.append(places.current)
             flush_l2()
             torch.cuda._sleep(spin)
             start.record()
@@ -377,11 +382,14 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
             end.record()
         clock = _clock_probe()
         _synchronize()
-        samples.extend(_elapsed(start, end) / per_sample for start, end in events)
+        for (start, end), j in zip(events, where, strict=True):
+            samples.append(_elapsed(start, end) / per_sample)
+            groups[j].append(samples[-1])
         clocks.append(clock.mhz())
     rotated = places.count
     places.restore()
-    gpu_ms = median(samples)
+    by_place = [median(g) for g in groups if g]
+    gpu_ms = mean(by_place)
     host_bound = host_ms > gpu_ms or graph is not None
     if graph is not None:
         note = (f"replays of a CUDA graph captured from one call, after an L2 flush and fresh input values each: "
@@ -394,10 +402,11 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     if per_sample > 1:
         note += f"; {per_sample} calls on distinct input sets per event pair"
     if rotated > 1:
-        note += f"; weights rotated over {rotated} places in memory"
+        note += (f"; weights rotated over {rotated} places in memory, the time is the mean of their medians ("
+                 + ", ".join(f"{m:.4g}" for m in by_place) + " ms)")
     if plan.calls_per_sample or plan.cuda_graph:
         note += " (method set by the problem's eager baseline)"
-    stats = summarize_verified(samples, "cuda_graph" if graph is not None else "cuda_events",
+    stats = summarize_verified(samples, "cuda_graph" if graph is not None else "cuda_events", groups=groups,
                                calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:500],
                                sm_clock_mhz=_clock_median(clocks))
     unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)

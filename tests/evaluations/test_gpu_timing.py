@@ -45,7 +45,10 @@ def test_weights_rotate_over_places_and_come_back_with_the_same_answers():
 
     plan = TimingPlan(warmup_s=0.05, min_calls=60, time_cap_s=2.0, min_time_s=0.1)
     run = time_calls(call, sets, torch.device("cuda"), plan, module=model)
-    assert run.stats.method == "cuda_events" and "weights rotated over 4 places in memory" in (run.stats.note or "")
+    note = run.stats.note or ""
+    assert run.stats.method == "cuda_events" and "weights rotated over 4 places in memory" in note
+    per_place = [float(m) for m in note.split("mean of their medians (")[1].split(" ms)")[0].split(", ")]
+    assert len(per_place) == 4 and abs(run.stats.median_ms - sum(per_place) / 4) < 1e-3 * run.stats.median_ms
     assert len(seen) == 4 and _own_places(model) == own  # four places used, the model's own back at the end
     with torch.no_grad():
         for k, out in run.last_outputs.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from statistics import median
 
 import pytest
 import torch
@@ -51,6 +52,29 @@ def test_ci_half_width_shrinks_with_more_samples():
     few = [1.0 + rng.gauss(0, 0.05) for _ in range(30)]
     many = few + [1.0 + rng.gauss(0, 0.05) for _ in range(3000)]
     assert ci_half_width_rel(many) < ci_half_width_rel(few)
+
+
+def test_grouped_median_is_steady_where_the_pooled_median_jumps_between_groups():
+    from evaluations._verified._stats import grouped_half_width_rel, grouped_median
+
+    rng = random.Random(3)
+
+    def groups(extra: int) -> list[list[float]]:  # four tight places 1% apart; one place gets a few more samples
+        return [[c + rng.gauss(0, 0.0005) for _ in range(50 + (extra if i == 1 else 0))]
+                for i, c in enumerate((1.00, 1.01, 1.02, 1.03))]
+
+    a, b = groups(0), groups(6)
+    pooled = [median([x for g in a for x in g]), median([x for g in b for x in g])]
+    grouped = [grouped_median(a)[0], grouped_median(b)[0]]
+    assert abs(pooled[0] - pooled[1]) > 0.004  # six more samples of one place move the pooled median by > 0.4%
+    assert abs(grouped[0] - grouped[1]) < 0.0005 and abs(grouped[0] - 1.015) < 0.0005
+    centre, ci = grouped_median(a)
+    assert ci.low < centre < ci.high and grouped_half_width_rel(a) < 0.002
+    assert grouped_median([[2.0, 1.0, 3.0]]) == (2.0, median_ci([1.0, 2.0, 3.0]))  # one group: its own median
+    stats = summarize_verified([x for g in a for x in g], "cuda_events", groups=a)
+    assert stats.median_ms == centre and stats.calls == 200 and stats.ci95_low_ms == ci.low
+    with pytest.raises(ValueError):
+        grouped_median([[], []])
 
 
 # precision policy --------------------------------------------------------------------------------
