@@ -12,7 +12,8 @@
 # At the end, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
 # Needs pydantic on PYTHONPATH (carry wheels) and, for selfspeed/audit/cudal1, the CUDA-L1 bundle at
 # .data/h100.jsonl (copy it from the public datasets folder; it is git-ignored).
-# SELF_ARGS adds options to benchmarks/self_speedup.py (e.g. --essential-only, --retry-errors).
+# SELF_ARGS adds options to benchmarks/self_speedup.py (e.g. --essential-only, --retry-errors); passes
+# separated by ';' run one after another (e.g. "--keys L3/43,L3/44;--bundle /dev/null" then the own suite).
 set -u
 cd "$(dirname "$0")/.."
 OUT="${OUT:-.data/out}"
@@ -56,9 +57,14 @@ for s in "${STEPS[@]}"; do
     selfspeed)
       step "self-speedup (KernelBench v0 and the own suite, all recipes)"
       # Rows of earlier sessions are kept in benchmarks/results/h200/; the script skips problems already there.
-      R=benchmarks/results/h200/self_speedup.jsonl; [ -f "$R" ] && cp "$R" "$OUT/self_speedup.jsonl"
-      OUT="$OUT" timeout "$(left)" python3 benchmarks/self_speedup.py --bundle .data/h100.jsonl \
-        --suite evaluations/problems/kernelverdict --budget-s $(( $(left) - 45 )) ${SELF_ARGS:-} > "$LOGS/self_speedup.log" 2>&1
+      R=benchmarks/results/h200/self_speedup.jsonl; [ -f "$R" ] && [ ! -f "$OUT/self_speedup.jsonl" ] && cp "$R" "$OUT/self_speedup.jsonl"
+      # SELF_ARGS may hold several passes separated by ';', run in that order (e.g. some --keys first)
+      IFS=';' read -ra PASSES <<< "${SELF_ARGS:-}"; [ ${#PASSES[@]} -eq 0 ] && PASSES=("")
+      for pass in "${PASSES[@]}"; do
+        echo "--- pass: ${pass:-all}" >> "$LOGS/self_speedup.log"
+        OUT="$OUT" timeout "$(left)" python3 benchmarks/self_speedup.py --bundle .data/h100.jsonl \
+          --suite evaluations/problems/kernelverdict --budget-s $(( $(left) - 45 )) $pass >> "$LOGS/self_speedup.log" 2>&1
+      done
       tail -20 "$LOGS/self_speedup.log" ;;
     drift)
       step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"

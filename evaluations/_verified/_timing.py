@@ -83,6 +83,9 @@ class TimingPlan:
     exists to measure whether the flush's write-backs touch the timed call (``benchmarks/timing_drift.py``)."""
     placements: int = PLACEMENTS
     """Places the timed module's weights rotate over, sample by sample (1: the module's own tensors only)."""
+    place_estimate: str = "mean"
+    """With the weights rotated: ``mean`` of the per-place medians (the protocol's), or the ``pooled``
+    median of all samples (its earlier way, kept to measure the difference in ``benchmarks/``)."""
     cuda_graph: int = 0
     """1: time replays of a CUDA graph captured from one call; -1: time eager calls; 0: decide from this
     call's probe (``uses_graph``). Set, like ``calls_per_sample``, by the problem's eager baseline."""
@@ -321,6 +324,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
                module: torch.nn.Module | None = None) -> TimingRun:
     if plan.flush not in ("write", "read"):
         raise ValueError(f"unknown L2 flush {plan.flush!r} (write or read)")
+    if plan.place_estimate not in ("mean", "pooled"):
+        raise ValueError(f"unknown estimate over places {plan.place_estimate!r} (mean or pooled)")
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     if plan.flush == "read":
         flush.zero_()
@@ -369,7 +374,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     groups: list[list[float]] = [[] for _ in range(places.count)]  # samples by place of the weights
     clocks: list[float] = []
     started = perf_counter()
-    while not _should_stop(groups, plan, started):
+    pooled = plan.place_estimate == "pooled"
+    while not _should_stop([samples] if pooled else groups, plan, started):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
         where = []
         for start, end in events:
@@ -389,7 +395,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     rotated = places.count
     places.restore()
     by_place = [median(g) for g in groups if g]
-    gpu_ms = mean(by_place)
+    gpu_ms = median(samples) if pooled else mean(by_place)
     host_bound = host_ms > gpu_ms or graph is not None
     if graph is not None:
         note = (f"replays of a CUDA graph captured from one call, after an L2 flush and fresh input values each: "
@@ -402,11 +408,13 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     if per_sample > 1:
         note += f"; {per_sample} calls on distinct input sets per event pair"
     if rotated > 1:
-        note += (f"; weights rotated over {rotated} places in memory, the time is the mean of their medians ("
+        note += (f"; weights rotated over {rotated} places in memory, the time is "
+                 + ("the median of all samples (medians per place: " if pooled else "the mean of their medians (")
                  + ", ".join(f"{m:.4g}" for m in by_place) + " ms)")
     if plan.calls_per_sample or plan.cuda_graph:
         note += " (method set by the problem's eager baseline)"
-    stats = summarize_verified(samples, "cuda_graph" if graph is not None else "cuda_events", groups=groups,
+    stats = summarize_verified(samples, "cuda_graph" if graph is not None else "cuda_events",
+                               groups=None if pooled else groups,
                                calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:500],
                                sm_clock_mhz=_clock_median(clocks))
     unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)
