@@ -10,9 +10,10 @@ the launch queue that the spin lets the host fill, so its event time would follo
 speed; it is captured once as a CUDA graph and its replays are timed instead (when capture fails,
 eager calls are timed and the record says so). The timed module's weights rotate over a few places in
 memory, sample by sample, so no single placement's luck (worth a percent or two on short calls)
-decides the time: the time is the mean of the medians per place, and its CI combines theirs. Sampling stops once the 95% CI
-half-width of the median is under the target, after a minimum count and a minimum wall time (so
-slow drifts average out rather than freeze into one run's median), or at a time cap.
+decides the time: the time is the mean of the medians per place, and its CI combines theirs.
+Sampling stops once the 95% CI half-width of that time is under the target, after a minimum count
+and a minimum wall time (so slow drifts average out rather than freeze into one run's median), or at
+a time cap.
 On the CPU the same loop uses a monotonic host clock.
 """
 
@@ -134,12 +135,13 @@ class _Rotation:
 class _Placements:
     """Copies of a module's parameters and buffers at other device addresses, swapped in sample by sample.
 
-    Where the weights happen to lie in memory moves a short call's time by a percent or two (the same
-    module and its deep copy differ that much, each stable against itself), so one placement's luck
-    would decide a small speedup. Every timing therefore rotates over the same number of placements,
-    and its time is the mean of the placements' medians (pooled, placements a few percent apart make a
-    multimodal mix whose median jumps between them). The module's own tensors are placement 0 and are back in place
-    when the timing ends; the copies hold the same values, so outputs do not change.
+    Where the weights happen to lie in memory moves a short call's time by a percent or two (a model
+    and a separately built copy of it ran that far apart, each stable against itself), so one
+    placement's luck would decide a small speedup. Every timing therefore rotates over the same number
+    of placements, and its time is the mean of the placements' medians (pooled, placements a few
+    percent apart make a multimodal mix whose median jumps between them). The module's own tensors
+    are placement 0 and are back in place when the timing ends; the copies hold the same values, so
+    outputs do not change.
     """
 
     def __init__(self, module: torch.nn.Module | None, count: int) -> None:
