@@ -14,7 +14,10 @@ a few seconds later). ``--order AB`` times only the first pair.
   at one place);
 - ``read-flush``: as ``copy``, the L2 flushed by reading a buffer (left clean) instead of zeroing one;
 - ``placements``: as ``copy``, with the protocol's rotation of each module's weights over four places
-  in memory, sample by sample.
+  in memory, sample by sample (the time: the mean of the places' medians);
+- ``places16``: as ``placements``, over sixteen places;
+- ``graph-short``: as ``placements``, calls under 0.1 ms timed as CUDA graph replays (the calls of one
+  event pair in one graph, one graph per place; ``TimingPlan.graph_short``, not in the protocol).
 
 Rows go to ``$OUT/timing_drift.jsonl``. Needs a CUDA GPU.
 
@@ -42,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import PLAN, input_sets, paced_by  # noqa: E402
 from self_speedup import build_pair, load_tasks  # noqa: E402
 
-VARIANTS = ("copy", "deepcopy", "read-flush", "placements")
+VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short")
 """What B is and how both are timed (see the module docstring)."""
 
 
@@ -57,7 +60,8 @@ def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str 
         if variant == "deepcopy":
             b = copy.deepcopy(a)
         sets = input_sets(reference.get_inputs, torch.device("cuda"))
-        base = dataclasses.replace(PLAN, placements=PLAN.placements if variant == "placements" else 1,
+        places = {"placements": PLAN.placements, "graph-short": PLAN.placements, "places16": 16}.get(variant, 1)
+        base = dataclasses.replace(PLAN, placements=places, graph_short=variant == "graph-short",
                                    flush="read" if variant == "read-flush" else PLAN.flush)
         first = _time(a, sets, base)
         plan = paced_by(first, base)

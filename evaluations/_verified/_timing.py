@@ -52,6 +52,8 @@ PLACEMENTS = 4
 """Places in device memory a timed module's weights rotate over, one per sample (see ``_Placements``)."""
 PLACEMENT_BYTES_BUDGET = 1 << 30
 """Device memory spent on the extra copies of the weights; models with larger weights rotate over fewer places."""
+SHORT_GRAPH_MS = 0.1
+"""Device time per call under which ``TimingPlan.graph_short`` times graph replays."""
 CLOCK_PROBE_CYCLES = 500_000
 """Device cycles spun after each batch of samples to read the SM clock (~0.25 ms at 2 GHz; the
 event overhead of a few microseconds makes the reading ~1% low, the same for every timing)."""
@@ -84,6 +86,10 @@ class TimingPlan:
     exists to measure whether the flush's write-backs touch the timed call (``benchmarks/timing_drift.py``)."""
     placements: int = PLACEMENTS
     """Places the timed module's weights rotate over, sample by sample (1: the module's own tensors only)."""
+    graph_short: bool = False
+    """Experimental, for ``benchmarks/timing_drift.py``: calls under ``SHORT_GRAPH_MS`` are timed as CUDA
+    graph replays too (the calls of one event pair in one graph), and every graph timing captures one
+    graph per place of the weights. Off in the protocol until measured."""
     place_estimate: str = "mean"
     """With the weights rotated: ``mean`` of the per-place medians (the protocol's), or the ``pooled``
     median of all samples (its earlier way, kept to measure the difference in ``benchmarks/``)."""
@@ -227,19 +233,21 @@ def uses_graph(host_ms: float, device_ms: float) -> bool:
     return host_ms >= GRAPH_HOST_MS and host_ms >= 0.5 * device_ms
 
 
-def _capture(call: Callable[[int], Any], k: int) -> tuple[torch.cuda.CUDAGraph, Any] | str:
-    """A CUDA graph of ``call(k)`` and its (static) output, or why capture failed."""
+def _capture(call: Callable[[int], Any], ks: list[int]) -> tuple[torch.cuda.CUDAGraph, dict[int, Any]] | str:
+    """A CUDA graph of ``call(k)`` for each ``k`` of ``ks`` in turn and their (static) outputs, or why
+    capture failed."""
     try:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # warm-up off the default stream, as capture requires
-            call(k)
+            for k in ks:
+                call(k)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            out = call(k)
+            outs = {k: call(k) for k in ks}
         _synchronize()
-        return graph, out
+        return graph, outs
     except Exception as exc:  # noqa: BLE001 - any failure means: time eager calls, and say why
         try:
             _synchronize()
@@ -344,23 +352,36 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     host_ms, device_ms = _probe(call, rot, outputs)
     per_sample = plan.calls_per_sample or calls_per_sample(device_ms, len(rot.sets))
     per_sample = max(1, min(len(rot.sets), per_sample))
-    graph, graph_note = None, ""
-    if per_sample == 1 and (plan.cuda_graph > 0 or (plan.cuda_graph == 0 and uses_graph(host_ms, device_ms))):
-        graph_set = rot.take()
-        captured = _capture(call, graph_set)
-        if isinstance(captured, str):
-            graph_note = (f"; capture as a CUDA graph failed ({captured}), so eager calls were timed and the host's "
-                          "launch speed is part of the time")
-        else:
-            graph, outputs[graph_set] = captured
-    if graph is not None:
-        places.restore()  # a graph reads the addresses it was captured with
+    short = plan.graph_short and device_ms < SHORT_GRAPH_MS
+    graphs: list[tuple[torch.cuda.CUDAGraph, dict[int, Any]]] = []
+    graph_note = ""
+    if plan.cuda_graph > 0 or (plan.cuda_graph == 0 and (short or (per_sample == 1 and uses_graph(host_ms, device_ms)))):
+        graph_sets = [rot.take() for _ in range(per_sample)]
+        for j in range(places.count if plan.graph_short else 1):  # one graph per place, or one at the module's own
+            places.use(j)
+            captured = _capture(call, graph_sets)
+            if isinstance(captured, str):
+                graphs = []
+                graph_note = (f"; capture as a CUDA graph failed ({captured}), so eager calls were timed and the "
+                              "host's launch speed is part of the time")
+                break
+            graphs.append(captured)
+        places.use(0)
+    graph = graphs[0][0] if graphs else None
+    if graphs:
+        if len(graphs) == 1:
+            places.restore()  # a graph reads the addresses it was captured with
+
         def sample(_ks: list[int]) -> None:
-            graph.replay()
+            replayed, outs = graphs[places.current]
+            replayed.replay()
+            outputs.update(outs)
 
         def prepare() -> list[int]:
-            refresh_in_place(rot.sets[graph_set])  # fresh values in the graph's static inputs
-            return [graph_set]
+            for k in graph_sets:
+                refresh_in_place(rot.sets[k])  # fresh values in the graph's static inputs
+            places.use(places.current + 1)  # the next place's graph
+            return graph_sets
         replay_host_ms = _host_ms(lambda: sample([]))
         spin = int(_cycles_per_ms() * (SPIN_MARGIN * replay_host_ms + 0.02))
     else:
@@ -398,8 +419,12 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     places.restore()
     by_place = [median(g) for g in groups if g]
     gpu_ms = median(samples) if pooled else mean(by_place)
-    host_bound = host_ms > gpu_ms or graph is not None
-    if graph is not None:
+    host_bound = host_ms > gpu_ms or (graph is not None and not short)
+    if graph is not None and short:
+        note = (f"replays of CUDA graphs of {per_sample} call(s) on distinct input sets, one graph per place of the "
+                f"weights, after an L2 flush and fresh input values each: a short call (device {device_ms:.3g} ms, "
+                f"host enqueue {host_ms:.3g} ms per eager call) launched from a graph")
+    elif graph is not None:
         note = (f"replays of a CUDA graph captured from one call, after an L2 flush and fresh input values each: "
                 f"host-bound (host enqueue {host_ms:.3g} ms per eager call vs device {device_ms:.3g} ms), so eager "
                 "event times would follow the host's launch speed")

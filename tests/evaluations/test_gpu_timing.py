@@ -84,3 +84,27 @@ def test_timing_sets_are_drawn_on_the_device():
     assert all(s[0].is_cuda for s in sets) and not torch.equal(sets[0][0], sets[1][0])
     again = timing_sets(get_inputs, Settings.of({"seed": 5, "input_sets": 3}), torch.device("cuda"))
     assert all(torch.equal(a[0], b[0]) for a, b in zip(sets, again, strict=True))  # seeded: reproducible
+
+
+def test_short_calls_timed_as_graphs_one_per_place_when_asked():
+    from evaluations._outcomes import pacing_of
+    from evaluations._verified._timing import TimingPlan, time_calls
+
+    model = torch.nn.Linear(64, 32).cuda()
+    own = _own_places(model)
+    sets = [[torch.randn(128, 64, device="cuda")] for _ in range(16)]
+    plan = TimingPlan(warmup_s=0.05, min_calls=60, time_cap_s=2.0, min_time_s=0.1, graph_short=True)
+    with torch.no_grad():
+        run = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan, module=model)
+        note = run.stats.note or ""
+        assert run.stats.method == "cuda_graph" and run.stats.calls_per_sample > 1
+        assert "one graph per place" in note and "weights rotated over 4 places" in note
+        assert _own_places(model) == own
+        for k, out in run.last_outputs.items():  # each kept output answers its set's current contents
+            torch.testing.assert_close(out, model(*sets[k]), rtol=1e-5, atol=1e-5)
+        paced = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"),
+                           dataclasses.replace(plan, **pacing_of(run.stats)), module=model)
+        assert paced.stats.method == "cuda_graph" and paced.stats.calls_per_sample == run.stats.calls_per_sample
+    default = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"),
+                         dataclasses.replace(plan, graph_short=False), module=model)
+    assert default.stats.method == "cuda_events"  # the protocol itself times short calls eager
