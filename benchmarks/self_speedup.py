@@ -49,6 +49,8 @@ FAST_MS = 0.020
 """Problems whose reference takes less than this are listed (launch overhead dominates)."""
 WITHIN = 0.01
 """A self-speedup within this of 1.0 counts as faithful."""
+BEYOND = 0.03
+"""The verified timing's target: within +-1% (``WITHIN``) on >= 95% of problems, none beyond +-3%."""
 PROBLEM_TIMEOUT_S = 120
 """Longest one problem may take before it is abandoned and reported."""
 CUDA_ERRORS: tuple[type[BaseException], ...] = tuple(
@@ -318,6 +320,10 @@ def report(rows: dict[str, dict[str, Any]]) -> None:
                 print(f"{name:55s} within +-1%: {within:6.1%}   p50 |s-1|: {quantile(devs, 0.5):6.2%}   "
                       f"p95 |s-1|: {quantile(devs, 0.95):6.2%}   max: {max(devs):6.2%}   (n={len(devs)})")
                 print(f"{'':55s} within +-1% by the reference's time under this recipe: {_by_band(members, name)}")
+                far = sorted(((abs(r["self_speedup"][name] - 1.0), r["key"]) for r in members
+                              if abs(r["self_speedup"].get(name, 1.0) - 1.0) > BEYOND), reverse=True)
+                listed = f" ({', '.join(k for _, k in far)})" if 0 < len(far) <= 12 else ""
+                print(f"{'':55s} beyond +-{BEYOND:.0%}: {len(far)}{listed}")
                 clock_line = _clock_summary(members, name)
                 if clock_line:
                     print(f"{'':55s} {clock_line}")
