@@ -66,13 +66,19 @@ def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, dev
 
     ``on_device``: tensors that ``get_inputs()`` creates without naming a device are made on ``device``
     directly (its generator, so other values than a host draw of the same seed): drawing a timing's
-    sets of large inputs on the host took seconds per problem.
+    sets of large inputs on the host took seconds per problem. A ``get_inputs()`` that fails there
+    (host-only steps such as ``.numpy()``) is drawn on the host instead.
     """
-    _seed_all(seed)
+    values = None
     if on_device and device.type != "cpu":
-        with device:
-            values = list(get_inputs())
-    else:
+        _seed_all(seed)
+        try:
+            with device:
+                values = list(get_inputs())
+        except Exception:  # noqa: BLE001 - any failure on the device: the host draw below decides
+            values = None
+    if values is None:
+        _seed_all(seed)
         values = list(get_inputs())
     moved = [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
     return scale_inputs(moved, dist.scale)

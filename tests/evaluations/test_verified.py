@@ -154,6 +154,11 @@ def test_timing_draws_are_made_on_the_device_and_trial_draws_on_the_host():
     assert timing[0].device == trial[0].device == meta and timing[1] == 3
     assert draw(get_inputs, DISTRIBUTIONS[0], 11, torch.device("cpu"), on_device=True)[0].device.type == "cpu"
 
+    def host_only():
+        return [torch.from_numpy(torch.ones(3).numpy())]  # .numpy() needs a host tensor
+
+    assert draw(host_only, DISTRIBUTIONS[0], 11, meta, on_device=True)[0].device == meta  # drawn on the host, moved
+
 
 def test_refresh_keeps_pointer_and_values_but_changes_layout():
     x = torch.arange(12.0).reshape(3, 4)
