@@ -11,9 +11,9 @@ import pyarrow as pa
 from schemas import Record, load_record
 
 from ._downloads import FILES
-from ._inputs import excluded_rows, read_audits, read_manifest
+from ._inputs import excluded_rows, read_audits, read_manifest, read_self_speedup
 from ._load import PageTarget, load_rows
-from ._pages import SiteData, all_pages, headline, problem_source_index
+from ._pages import SiteData, all_pages, faithfulness, headline, problem_source_index
 from ._record_pages import write_record_page
 from ._sql import aggregate
 
@@ -29,6 +29,8 @@ class BuildData:
     site: SiteData
     pages: dict[str, str]
     headline: str
+    faithfulness: str = ""
+    """HTML of the methodology page's timing-faithfulness tables."""
     timings_s: dict[str, float] = field(default_factory=dict)
 
 
@@ -56,9 +58,10 @@ def build_data(records_dir: Path, repo_root: Path, site_dir: Path | None = None,
     findings = read_audits(records_dir)
     excluded = excluded_rows(findings)
     zoo = read_manifest(manifest if manifest is not None else repo_root / MANIFEST)
+    self_speedup = read_self_speedup(repo_root)
     timings["load"] = time.perf_counter() - start
     start = time.perf_counter()
-    agg = aggregate(loaded.table, excluded, zoo)
+    agg = aggregate(loaded.table, excluded, zoo, self_speedup)
     timings["aggregate"] = time.perf_counter() - start
     start = time.perf_counter()
     site = SiteData(agg, findings, excluded, problem_source_index(repo_root), repo_root)
@@ -67,4 +70,4 @@ def build_data(records_dir: Path, repo_root: Path, site_dir: Path | None = None,
         _badge_pages(site_dir, records_dir, repo_root, site, by_path)
     pages = all_pages(site, FILES)
     timings["render"] = time.perf_counter() - start
-    return BuildData(loaded.table, site, pages, headline(site), timings)
+    return BuildData(loaded.table, site, pages, headline(site), faithfulness(site), timings)

@@ -25,6 +25,8 @@ log = logging.getLogger("mkdocs.plugins.kverdict")
 
 HEADLINE_MARKER = "<!-- kverdict:headline -->"
 """Placeholder in site_src/index.md replaced by the headline table."""
+FAITHFULNESS_MARKER = "<!-- kverdict:faithfulness -->"
+"""Placeholder in site_src/methodology.md replaced by the timing-faithfulness tables."""
 ASSETS = Path(__file__).resolve().parent / "assets"
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 RECORDS_ENV = "KVERDICT_RECORDS"
@@ -90,10 +92,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Put the headline table into the home page."""
+    """Put the headline table into the home page and the faithfulness tables into the methodology page."""
     data = _state.get("data")
-    if HEADLINE_MARKER in markdown and isinstance(data, BuildData):
-        markdown = markdown.replace(HEADLINE_MARKER, data.headline)
+    if isinstance(data, BuildData):
+        markdown = markdown.replace(HEADLINE_MARKER, data.headline).replace(FAITHFULNESS_MARKER, data.faithfulness)
     return markdown
 
 
@@ -111,10 +113,10 @@ def on_post_build(config: MkDocsConfig) -> None:
 
 
 def on_serve(server, config: MkDocsConfig, builder) -> None:
-    """Rebuild when a record, a template or a query changes."""
+    """Rebuild when a record, a template, a query, the zoo or a self-speedup rows file changes."""
     if records_dir(config).is_dir():
         server.watch(str(records_dir(config)))
     server.watch(str(Path(__file__).resolve().parent))
-    manifest = _repo_root(config) / "evaluations" / "zoo"
-    if manifest.is_dir():
-        server.watch(str(manifest))
+    for folder in (_repo_root(config) / "evaluations" / "zoo", _repo_root(config) / "benchmarks" / "results"):
+        if folder.is_dir():
+            server.watch(str(folder))

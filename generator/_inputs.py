@@ -1,4 +1,5 @@
-"""The site's inputs besides records: audit reports (records/_audits/) and the exploit-zoo manifest."""
+"""The site's inputs besides records: audit reports (records/_audits/), the exploit-zoo manifest, and
+the timing-faithfulness rows of ``benchmarks/self_speedup.py`` (benchmarks/results/<hardware>/)."""
 
 from __future__ import annotations
 
@@ -77,3 +78,46 @@ def read_manifest(path: Path) -> list[dict]:
     entries = data.get("entries", data.get("kernels", [])) if isinstance(data, dict) else data
     keys = ("file", "kind", "problem", "hack", "expected_check")
     return [{k: (None if e.get(k) is None else str(e.get(k))) for k in keys} for e in entries if isinstance(e, dict)]
+
+
+SELF_SPEEDUP_ROWS = "benchmarks/results/*/self_speedup.jsonl"
+"""Rows of the self-speedup benchmark, one file per hardware folder, relative to the repository root."""
+KERNELBENCH_SUITE = "kernelbench-v0"
+"""Suite of a row whose key has no suite prefix (``L1/23``; the own suite's read ``kernelverdict/L1/23``)."""
+
+
+def _self_speedup_rows(path: Path, line_no: int, row: dict) -> list[dict]:
+    try:
+        key = str(row["key"])
+        if "error" in row:
+            return []
+        out = []
+        for recipe, ratio in row["self_speedup"].items():
+            ratio, ref_ms = float(ratio), float(row["ref_ms"][recipe])
+            if not (ratio > 0 and ref_ms > 0):
+                raise ValueError(f"{recipe}: self-speedup {ratio} or reference time {ref_ms} ms is not positive")
+            out.append({"hardware": path.parent.name, "suite": key.split("/L", 1)[0] if "/L" in key else KERNELBENCH_SUITE,
+                        "problem": key, "recipe": str(recipe), "ref_ms": ref_ms, "self_speedup": ratio})
+        return out
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RecordError(path, f"line {line_no}", f"malformed self-speedup row: {exc}") from None
+
+
+def read_self_speedup(repo_root: Path) -> list[dict]:
+    """One row per problem and timing recipe of every self-speedup rows file, from each problem's last
+    line (a re-run appends the row again with the recipes it added); problems whose reference failed
+    are left out. Raises RecordError naming the file and line of a malformed row."""
+    rows: list[dict] = []
+    for path in sorted(repo_root.glob(SELF_SPEEDUP_ROWS)):
+        last: dict[str, tuple[int, dict]] = {}
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                last[str(row["key"])] = (n, row)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise RecordError(path, f"line {n}", f"malformed self-speedup row: {exc}") from None
+        for n, row in last.values():
+            rows.extend(_self_speedup_rows(path, n, row))
+    return rows

@@ -101,6 +101,14 @@ def headline(data: SiteData) -> str:
     return _render(data, "headline.html.j2", "", rows=sorted(rows.items()), drops=drops)
 
 
+def faithfulness(data: SiteData) -> str:
+    """HTML of the methodology page's tables: per hardware and suite, each timing recipe's self-speedup figures."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in data.agg.faithfulness:
+        groups[(r["hardware"], r["suite"])].append(r)
+    return _render(data, "faithfulness.html.j2", "methodology/", groups=sorted(groups.items()))
+
+
 LEADERBOARD_PROTOCOLS = ("verified", "standard")
 """The leaderboard's tabs, in order; the first with rows is the one it opens on."""
 

@@ -1,8 +1,9 @@
 """Run the metric SQL of ``generator/sql/`` in DuckDB over the flattened records.
 
 Each ``NN_name.sql`` file is one SELECT; it becomes table ``name``, in file order, so later queries
-read earlier ones. Inputs are three tables: ``records`` (see ``_load.COLUMNS``), ``excluded``
-(problems the audit excluded) and ``zoo_manifest``; plus ``zoo_models``.
+read earlier ones. Inputs are four tables: ``records`` (see ``_load.COLUMNS``), ``excluded``
+(problems the audit excluded), ``zoo_manifest`` and ``self_speedup`` (the timing-faithfulness
+benchmark's rows, ``_inputs.read_self_speedup``); plus ``zoo_models``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ ZOO_MODELS = ("exploit-zoo", "honest-kernels")
 
 EXCLUDED_SCHEMA = pa.schema([("hardware", pa.string()), ("suite", pa.string()), ("level", pa.int32()),
                              ("problem_id", pa.int32()), ("problem_name", pa.string()), ("reason", pa.string())])
+SELF_SPEEDUP_SCHEMA = pa.schema([("hardware", pa.string()), ("suite", pa.string()), ("problem", pa.string()),
+                                 ("recipe", pa.string()), ("ref_ms", pa.float64()), ("self_speedup", pa.float64())])
 MANIFEST_SCHEMA = pa.schema([("file", pa.string()), ("kind", pa.string()), ("problem", pa.string()),
                              ("hack", pa.string()), ("expected_check", pa.string())])
 
@@ -46,10 +49,11 @@ class Aggregates:
     zoo: list[dict] = field(default_factory=list)
     best: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)
+    faithfulness: list[dict] = field(default_factory=list)
 
 
 def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
-            threads: int | None = None) -> duckdb.DuckDBPyConnection:
+            threads: int | None = None, self_speedup: list[dict] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB holding the input tables; ``records`` is a view over the Arrow table (no copy)."""
     con = duckdb.connect(":memory:")
     if threads:
@@ -60,6 +64,7 @@ def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: lis
         "excluded": pa.Table.from_pylist(excluded or [], schema=EXCLUDED_SCHEMA),
         "zoo_manifest": pa.Table.from_pylist(manifest or [], schema=MANIFEST_SCHEMA),
         "zoo_models": pa.table({"model": list(ZOO_MODELS)}),
+        "self_speedup": pa.Table.from_pylist(self_speedup or [], schema=SELF_SPEEDUP_SCHEMA),
     }
     for name, table in inputs.items():
         con.register(f"{name}_input", table)
@@ -91,11 +96,13 @@ ORDER = {
     "zoo": "",
     "best": "suite, level, problem_id, model, protocol, hardware",
     "results": "suite, level, problem_id, model, protocol, hardware",
+    "faithfulness": "hardware, suite, problems DESC, recipe",
 }
 
 
-def aggregate(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None) -> Aggregates:
-    """Compute every metric table from the flattened records."""
-    con = connect(records, excluded, manifest)
+def aggregate(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
+              self_speedup: list[dict] | None = None) -> Aggregates:
+    """Compute every metric table from the flattened records (and the self-speedup rows)."""
+    con = connect(records, excluded, manifest, self_speedup=self_speedup)
     run_queries(con)
     return Aggregates(**{name: fetch(con, name, order) for name, order in ORDER.items()})

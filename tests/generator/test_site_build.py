@@ -130,3 +130,9 @@ def test_a_timing_row_shows_calls_per_pair_and_the_sm_clock_when_measured():
     row = _timing_row("candidate", with_clock, None)
     assert "<td>8</td>" in row and "1980 MHz" in row
     assert "MHz" not in _timing_row("candidate", TimingStats(method="host_clock", **base), None)
+
+
+def test_methodology_page_shows_the_committed_self_speedup_figures(site: Path):
+    html = (site / "methodology" / "index.html").read_text(encoding="utf-8")
+    assert "<!-- kverdict:faithfulness -->" not in html and html.count('class="kv-table kv-sortable kv-faithfulness"') >= 1
+    assert "kernelbench / standard (3 warm-ups, 100 calls, mean)" in html  # a recipe of the repository's rows
