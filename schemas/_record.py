@@ -232,7 +232,8 @@ class TimingStats(_Strict):
     mean_ms: float
     """Mean time per call, milliseconds."""
     median_ms: float
-    """Median time per call, milliseconds."""
+    """Median time per call, milliseconds. Under the verified protocol with the weights rotated over
+    places in memory (the note says so), the mean of the per-place medians."""
     min_ms: float
     """Fastest call, milliseconds."""
     max_ms: float
@@ -244,7 +245,7 @@ class TimingStats(_Strict):
     q3_ms: float | None = None
     """Third quartile, milliseconds."""
     ci95_low_ms: float | None = None
-    """Lower end of the 95% confidence interval of the median, milliseconds."""
+    """Lower end of the 95% confidence interval of the median (of ``median_ms``), milliseconds."""
     ci95_high_ms: float | None = None
     """Upper end of the 95% confidence interval of the median, milliseconds."""
     l2_flush: bool = False
