@@ -30,9 +30,9 @@ import torch
 from schemas import TimingStats
 
 from .. import _gpulock
-from .._outcomes import mean, median
+from .._outcomes import median
 from ._distributions import refresh_in_place
-from ._stats import grouped_half_width_rel, summarize_verified
+from ._stats import grouped_half_width_rel, grouped_median, summarize_verified
 
 L2_FLUSH_BYTES = 256 << 20
 """Buffer zeroed before each timed call: several times the L2 of current GPUs."""
@@ -367,7 +367,6 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
                 break
             graphs.append(captured)
         places.use(0)
-    graph = graphs[0][0] if graphs else None
     if graphs:
         if len(graphs) == 1:
             places.restore()  # a graph reads the addresses it was captured with
@@ -398,7 +397,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     clocks: list[float] = []
     started = perf_counter()
     pooled = plan.place_estimate == "pooled"
-    while not _should_stop([samples] if pooled else groups, plan, started):
+    estimated = [samples] if pooled else groups  # what the time and its CI are taken over
+    while not _should_stop(estimated, plan, started):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
         where = []
         for start, end in events:
@@ -418,13 +418,13 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     rotated = places.count
     places.restore()
     by_place = [median(g) for g in groups if g]
-    gpu_ms = median(samples) if pooled else mean(by_place)
-    host_bound = host_ms > gpu_ms or (graph is not None and not short)
-    if graph is not None and short:
+    gpu_ms = grouped_median(estimated)[0]
+    host_bound = host_ms > gpu_ms or (bool(graphs) and not short)
+    if graphs and short:
         note = (f"replays of CUDA graphs of {per_sample} call(s) on distinct input sets, one graph per place of the "
                 f"weights, after an L2 flush and fresh input values each: a short call (device {device_ms:.3g} ms, "
                 f"host enqueue {host_ms:.3g} ms per eager call) launched from a graph")
-    elif graph is not None:
+    elif graphs:
         note = (f"replays of a CUDA graph captured from one call, after an L2 flush and fresh input values each: "
                 f"host-bound (host enqueue {host_ms:.3g} ms per eager call vs device {device_ms:.3g} ms), so eager "
                 "event times would follow the host's launch speed")
@@ -440,8 +440,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
                  + ", ".join(f"{m:.4g}" for m in by_place) + " ms)")
     if plan.calls_per_sample or plan.cuda_graph:
         note += " (method set by the problem's eager baseline)"
-    stats = summarize_verified(samples, "cuda_graph" if graph is not None else "cuda_events",
-                               groups=None if pooled else groups,
+    stats = summarize_verified(samples, "cuda_graph" if graphs else "cuda_events",
+                               groups=estimated,
                                calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:500],
                                sm_clock_mhz=_clock_median(clocks))
     unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)
