@@ -4,8 +4,10 @@ The recipe runs the verified protocol's own timing loop (``evaluations._verified
 a verified evaluation does: input sets drawn from the problem's ``get_inputs()`` under fresh seeds,
 as many as the protocol rotates for inputs of that size (``_setup.timing_sets``), refreshed in place
 before reuse; an L2 flush before every sample; a device-side spin so host launch gaps stay outside
-the event pair; several calls on distinct sets per event pair below ~20 us; the module's weights rotated over four places in memory, one
-per sample, the time being the mean of the four places' medians; sampling for at least 0.5 s
+the event pair; several calls on distinct sets per event pair below ~20 us; calls under 0.1 ms and
+host-bound calls timed as CUDA graph replays; the module's weights rotated over sixteen places in
+memory, one per sample (one graph per place), the time being the mean of the places' medians;
+sampling for at least 0.5 s
 and until the 95% CI half-width of the median is under 0.5% (capped at ``PLAN.time_cap_s`` per callable). The median
 counts. The reference and its copy are timed on the same sets, the copy with the reference's
 calls per event pair and method (eager calls, or CUDA graph replays where the reference's eager call
@@ -29,17 +31,17 @@ from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 
 PLAN = TimingPlan(time_cap_s=3.0)
 """The protocol's stopping rule with a 3 s cap instead of 10 s, so 325 problems x 2 callables fit."""
-NAME = ("verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference, graphs when host-bound, "
-        "weights rotated over 4 places, mean of their medians)")
-"""Earlier versions' rows carry shorter names: with the pooled median of the samples over the four
-places (``NAME_POOLED``, still measured beside this one), before that with the weights at one place in
-memory (and input sets drawn on the host), before that without CUDA graph replays for host-bound
-calls, before that without the pacing (copy deciding its own calls per event pair), and before that
-without the 0.5 s minimum sampling time."""
-NAME_POOLED = ("verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference, graphs when "
-               "host-bound, weights rotated over 4 places)")
-"""The previous version: the pooled median of all samples over the four places."""
-PLAN_POOLED = dataclasses.replace(PLAN, place_estimate="pooled")
+NAME = ("verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference, graphs when host-bound "
+        "or under 0.1 ms, weights rotated over 16 places, mean of their medians)")
+"""Earlier versions' rows carry other names: eager calls under 0.1 ms and weights rotated over 4 places
+(``NAME_V6``), before that the pooled median of the samples over the four places, before that with
+the weights at one place in memory (and input sets drawn on the host), before that without CUDA graph
+replays for host-bound calls, before that without the pacing (copy deciding its own calls per event
+pair), and before that without the 0.5 s minimum sampling time."""
+NAME_V6 = ("verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference, graphs when "
+           "host-bound, weights rotated over 4 places, mean of their medians)")
+"""The previous version (``--with-previous`` measures it beside the current one)."""
+PLAN_V6 = dataclasses.replace(PLAN, placements=4, graph_short=False)
 
 
 def input_sets(get_inputs: Callable[[], list[Any]], device: torch.device, seed: int = 1) -> list[list[Any]]:
@@ -76,5 +78,8 @@ LAST_METHODS: dict[str, str] = {}
 
 
 RECIPES: dict[str, Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]] = {
-    NAME_POOLED: functools.partial(verified_pair, plan=PLAN_POOLED), NAME: verified_pair}
-"""Recipe name -> recipe taking (reference, copy, input sets) and returning both medians."""
+    NAME: verified_pair}
+PREVIOUS: dict[str, Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]] = {
+    NAME_V6: functools.partial(verified_pair, plan=PLAN_V6)}
+"""Recipe name -> recipe taking (reference, copy, input sets) and returning both medians; ``PREVIOUS``
+holds the verified timing's previous version, measured only when asked."""

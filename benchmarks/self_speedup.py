@@ -35,7 +35,7 @@ from evaluations._worker import load_module  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, NAME_POOLED, input_sets  # noqa: E402
+from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, PREVIOUS, input_sets  # noqa: E402
 from _verified_recipe import RECIPES as VERIFIED_RECIPES  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
@@ -346,7 +346,7 @@ def _select(args: argparse.Namespace) -> None:
         for name in OPTIONAL:
             RECIPES.pop(name, None)
     if not args.no_verified:
-        chosen = {n: r for n, r in VERIFIED_RECIPES.items() if not (args.no_pooled and n == NAME_POOLED)}
+        chosen = {**VERIFIED_RECIPES, **(PREVIOUS if args.with_previous else {})}
         RECIPES.update(chosen)
         SET_RECIPES.update(chosen)
 
@@ -361,8 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", type=Path, action="append", default=[],
                         help="also measure the problems of this suite folder (repeatable)")
     parser.add_argument("--no-verified", action="store_true", help="leave out the verified protocol's timing")
-    parser.add_argument("--no-pooled", action="store_true",
-                        help="leave out the verified timing's previous version (pooled median over the weights' places)")
+    parser.add_argument("--with-previous", action="store_true",
+                        help="also measure the verified timing's previous version (eager calls under 0.1 ms, 4 places)")
     parser.add_argument("--essential-only", action="store_true",
                         help="only the protocols' recipes and KernelBench-Verified's (leave out " + ", ".join(sorted(OPTIONAL)) + ")")
     parser.add_argument("--retry-errors", action="store_true", help="measure again the problems whose earlier row is an error")

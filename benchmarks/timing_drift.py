@@ -13,11 +13,12 @@ a few seconds later). ``--order AB`` times only the first pair.
 - ``deepcopy``: B is ``copy.deepcopy(A)``, the same module with its tensors elsewhere in memory (weights
   at one place);
 - ``read-flush``: as ``copy``, the L2 flushed by reading a buffer (left clean) instead of zeroing one;
-- ``placements``: as ``copy``, with the protocol's rotation of each module's weights over four places
-  in memory, sample by sample (the time: the mean of the places' medians);
+- ``placements``: as ``copy``, with each module's weights rotated over four places in memory, sample
+  by sample (the time: the mean of the places' medians; the protocol's previous version);
 - ``places16``: as ``placements``, over sixteen places;
 - ``graph-short``: as ``placements``, calls under 0.1 ms timed as CUDA graph replays (the calls of one
-  event pair in one graph, one graph per place; ``TimingPlan.graph_short``, not in the protocol).
+  event pair in one graph, one graph per place; ``TimingPlan.graph_short``);
+- ``protocol``: the protocol's own timing (both of the above: sixteen places, short calls as graphs).
 
 Rows go to ``$OUT/timing_drift.jsonl``. Needs a CUDA GPU.
 
@@ -45,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import PLAN, input_sets, paced_by  # noqa: E402
 from self_speedup import build_pair, load_tasks  # noqa: E402
 
-VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short")
+VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short", "protocol")
 """What B is and how both are timed (see the module docstring)."""
 
 
@@ -60,8 +61,8 @@ def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str 
         if variant == "deepcopy":
             b = copy.deepcopy(a)
         sets = input_sets(reference.get_inputs, torch.device("cuda"))
-        places = {"placements": PLAN.placements, "graph-short": PLAN.placements, "places16": 16}.get(variant, 1)
-        base = dataclasses.replace(PLAN, placements=places, graph_short=variant == "graph-short",
+        places = {"placements": 4, "graph-short": 4, "places16": 16, "protocol": PLAN.placements}.get(variant, 1)
+        base = dataclasses.replace(PLAN, placements=places, graph_short=variant in ("graph-short", "protocol"),
                                    flush="read" if variant == "read-flush" else PLAN.flush)
         first = _time(a, sets, base)
         plan = paced_by(first, base)

@@ -48,12 +48,15 @@ SPIN_MAX_MS = 50.0
 """Longest spin before one sample."""
 GRAPH_HOST_MS = 1.0
 """Host enqueue time per call from which a host-bound call is timed as CUDA graph replays."""
-PLACEMENTS = 4
-"""Places in device memory a timed module's weights rotate over, one per sample (see ``_Placements``)."""
+PLACEMENTS = 16
+"""Places in device memory a timed module's weights rotate over, one per sample (see ``_Placements``);
+four left a place's luck in the mean of some problems (a 1.2 ms transposed convolution 2.7% apart)."""
 PLACEMENT_BYTES_BUDGET = 1 << 30
 """Device memory spent on the extra copies of the weights; models with larger weights rotate over fewer places."""
 SHORT_GRAPH_MS = 0.1
-"""Device time per call under which ``TimingPlan.graph_short`` times graph replays."""
+"""Device time per call under which calls are timed as CUDA graph replays (``TimingPlan.graph_short``):
+eager calls of a few microseconds moved 1-4% between timings of the very same model, graph replays
+of the same calls far less."""
 CLOCK_PROBE_CYCLES = 500_000
 """Device cycles spun after each batch of samples to read the SM clock (~0.25 ms at 2 GHz; the
 event overhead of a few microseconds makes the reading ~1% low, the same for every timing)."""
@@ -86,13 +89,11 @@ class TimingPlan:
     exists to measure whether the flush's write-backs touch the timed call (``benchmarks/timing_drift.py``)."""
     placements: int = PLACEMENTS
     """Places the timed module's weights rotate over, sample by sample (1: the module's own tensors only)."""
-    graph_short: bool = False
-    """Experimental, for ``benchmarks/timing_drift.py``: calls under ``SHORT_GRAPH_MS`` are timed as CUDA
-    graph replays too (the calls of one event pair in one graph), and every graph timing captures one
-    graph per place of the weights. Off in the protocol until measured."""
-    place_estimate: str = "mean"
-    """With the weights rotated: ``mean`` of the per-place medians (the protocol's), or the ``pooled``
-    median of all samples (its earlier way, kept to measure the difference in ``benchmarks/``)."""
+    graph_short: bool = True
+    """Calls under ``SHORT_GRAPH_MS`` are timed as CUDA graph replays too (the calls of one event pair in
+    one graph), and every graph timing captures one graph per place of the weights. ``False``: the
+    protocol's earlier way (graphs only for host-bound calls, captured at the module's own place),
+    kept for ``benchmarks/``."""
     cuda_graph: int = 0
     """1: time replays of a CUDA graph captured from one call; -1: time eager calls; 0: decide from this
     call's probe (``uses_graph``). Set, like ``calls_per_sample``, by the problem's eager baseline."""
@@ -334,8 +335,6 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
                module: torch.nn.Module | None = None) -> TimingRun:
     if plan.flush not in ("write", "read"):
         raise ValueError(f"unknown L2 flush {plan.flush!r} (write or read)")
-    if plan.place_estimate not in ("mean", "pooled"):
-        raise ValueError(f"unknown estimate over places {plan.place_estimate!r} (mean or pooled)")
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     if plan.flush == "read":
         flush.zero_()
@@ -396,9 +395,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     groups: list[list[float]] = [[] for _ in range(places.count)]  # samples by place of the weights
     clocks: list[float] = []
     started = perf_counter()
-    pooled = plan.place_estimate == "pooled"
-    estimated = [samples] if pooled else groups  # what the time and its CI are taken over
-    while not _should_stop(estimated, plan, started):
+    while not _should_stop(groups, plan, started):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
         where = []
         for start, end in events:
@@ -418,7 +415,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     rotated = places.count
     places.restore()
     by_place = [median(g) for g in groups if g]
-    gpu_ms = grouped_median(estimated)[0]
+    gpu_ms = grouped_median(groups)[0]
     host_bound = host_ms > gpu_ms or (bool(graphs) and not short)
     if graphs and short:
         note = (f"replays of CUDA graphs of {per_sample} call(s) on distinct input sets, one graph per place of the "
@@ -435,13 +432,12 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     if per_sample > 1:
         note += f"; {per_sample} calls on distinct input sets per event pair"
     if rotated > 1:
-        note += (f"; weights rotated over {rotated} places in memory, the time is "
-                 + ("the median of all samples (medians per place: " if pooled else "the mean of their medians (")
+        note += (f"; weights rotated over {rotated} places in memory, the time is the mean of their medians ("
                  + ", ".join(f"{m:.4g}" for m in by_place) + " ms)")
     if plan.calls_per_sample or plan.cuda_graph:
         note += " (method set by the problem's eager baseline)"
     stats = summarize_verified(samples, "cuda_graph" if graphs else "cuda_events",
-                               groups=estimated,
+                               groups=groups,
                                calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:500],
                                sm_clock_mhz=_clock_median(clocks))
     unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)

@@ -6,7 +6,9 @@ hidden distributions D1 x1, D2 x3, D3 x0.01, D4 x(-1) under fresh seeds, float64
 atol = rtol = 1e-3 judged by the precision policy, and the integrity checks of
 ``evaluations._verified``. Timing: L2 flush, rotated fresh inputs, device spin, median with IQR and
 a 95% CI over at least 100 calls and 0.5 s, until the CI half-width is under 0.5% or a time cap;
-replays of a captured CUDA graph where the eager call is host-bound (``_verified._timing``).
+the module's weights rotated over sixteen places (the time: the mean of their medians); replays of
+captured CUDA graphs where the call is under 0.1 ms or the eager call is host-bound
+(``_verified._timing``).
 See DESIGN.md, "Protocols".
 """
 

@@ -28,6 +28,16 @@ def test_cpu_environment_is_complete():
     assert env.timestamp.tzinfo is not None
 
 
+def test_a_source_checkout_reports_the_version_of_pyproject():
+    import tomllib
+    from pathlib import Path
+
+    from evaluations._env import HARNESS_FALLBACK_VERSION
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert HARNESS_FALLBACK_VERSION == pyproject["project"]["version"]
+
+
 def test_cuda_requested_without_a_gpu_is_refused():
     import torch
 

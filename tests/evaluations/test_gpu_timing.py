@@ -32,7 +32,7 @@ def _own_places(model: torch.nn.Module) -> list[int]:
 
 
 def test_weights_rotate_over_places_and_come_back_with_the_same_answers():
-    from evaluations._verified._timing import TimingPlan, time_calls
+    from evaluations._verified._timing import PLACEMENTS, TimingPlan, time_calls
 
     model = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)).cuda()
     own = _own_places(model)
@@ -43,13 +43,15 @@ def test_weights_rotate_over_places_and_come_back_with_the_same_answers():
         seen.add(model[0].weight.data_ptr())
         return model(*sets[k])
 
-    plan = TimingPlan(warmup_s=0.05, min_calls=60, time_cap_s=2.0, min_time_s=0.1)
+    # eager calls (a call this short is otherwise a graph replay): the weights move sample by sample
+    plan = TimingPlan(warmup_s=0.05, min_calls=60, time_cap_s=2.0, min_time_s=0.1, graph_short=False)
     run = time_calls(call, sets, torch.device("cuda"), plan, module=model)
     note = run.stats.note or ""
-    assert run.stats.method == "cuda_events" and "weights rotated over 4 places in memory" in note
+    assert run.stats.method == "cuda_events" and f"weights rotated over {PLACEMENTS} places in memory" in note
     per_place = [float(m) for m in note.split("mean of their medians (")[1].split(" ms)")[0].split(", ")]
-    assert len(per_place) == 4 and abs(run.stats.median_ms - sum(per_place) / 4) < 1e-3 * run.stats.median_ms
-    assert len(seen) == 4 and _own_places(model) == own  # four places used, the model's own back at the end
+    assert len(per_place) == PLACEMENTS
+    assert abs(run.stats.median_ms - sum(per_place) / PLACEMENTS) < 1e-3 * run.stats.median_ms
+    assert len(seen) == PLACEMENTS and _own_places(model) == own  # all places used, the model's own back at the end
     with torch.no_grad():
         for k, out in run.last_outputs.items():
             torch.testing.assert_close(out, model(*sets[k]), rtol=1e-5, atol=1e-5)
@@ -57,8 +59,8 @@ def test_weights_rotate_over_places_and_come_back_with_the_same_answers():
     assert "rotated" not in (fixed.stats.note or "")
 
 
-def test_a_graph_timing_keeps_the_weights_where_they_were_captured():
-    from evaluations._verified._timing import TimingPlan, time_calls
+def test_a_host_bound_graph_timing_rotates_one_graph_per_place_and_gives_the_weights_back():
+    from evaluations._verified._timing import PLACEMENTS, TimingPlan, time_calls
 
     model = _Scaled(300).cuda()
     own = _own_places(model)
@@ -66,8 +68,16 @@ def test_a_graph_timing_keeps_the_weights_where_they_were_captured():
     plan = TimingPlan(warmup_s=0.05, min_calls=30, time_cap_s=2.0, min_time_s=0.1)
     with torch.no_grad():
         run = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan, module=model)
-        assert run.stats.method == "cuda_graph" and "rotated" not in (run.stats.note or "")
-        assert _own_places(model) == own  # no copies were swapped in around the graph
+        note = run.stats.note or ""
+        assert run.stats.method == "cuda_graph" and "host-bound" in note
+        assert f"weights rotated over {PLACEMENTS} places" in note
+        assert _own_places(model) == own  # the copies are gone, the model's own tensors back
+        for k, out in run.last_outputs.items():
+            torch.testing.assert_close(out, model(*sets[k]), rtol=1e-5, atol=1e-5)
+        earlier = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"),
+                             dataclasses.replace(plan, graph_short=False), module=model)
+        assert earlier.stats.method == "cuda_graph" and "rotated" not in (earlier.stats.note or "")
+        assert _own_places(model) == own  # one graph at the module's own place: nothing swapped in
 
 
 def test_timing_sets_are_drawn_on_the_device():
@@ -86,9 +96,9 @@ def test_timing_sets_are_drawn_on_the_device():
     assert all(torch.equal(a[0], b[0]) for a, b in zip(sets, again, strict=True))  # seeded: reproducible
 
 
-def test_short_calls_timed_as_graphs_one_per_place_when_asked():
+def test_short_calls_are_timed_as_graphs_one_per_place():
     from evaluations._outcomes import pacing_of
-    from evaluations._verified._timing import TimingPlan, time_calls
+    from evaluations._verified._timing import PLACEMENTS, TimingPlan, time_calls
 
     model = torch.nn.Linear(64, 32).cuda()
     own = _own_places(model)
@@ -98,7 +108,7 @@ def test_short_calls_timed_as_graphs_one_per_place_when_asked():
         run = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan, module=model)
         note = run.stats.note or ""
         assert run.stats.method == "cuda_graph" and run.stats.calls_per_sample > 1
-        assert "one graph per place" in note and "weights rotated over 4 places" in note
+        assert "one graph per place" in note and f"weights rotated over {PLACEMENTS} places" in note
         assert _own_places(model) == own
         for k, out in run.last_outputs.items():  # each kept output answers its set's current contents
             torch.testing.assert_close(out, model(*sets[k]), rtol=1e-5, atol=1e-5)
@@ -107,4 +117,5 @@ def test_short_calls_timed_as_graphs_one_per_place_when_asked():
         assert paced.stats.method == "cuda_graph" and paced.stats.calls_per_sample == run.stats.calls_per_sample
     default = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"),
                          dataclasses.replace(plan, graph_short=False), module=model)
-    assert default.stats.method == "cuda_events"  # the protocol itself times short calls eager
+    assert default.stats.method == "cuda_events"  # the earlier way, kept for benchmarks: short calls eager
+    assert TimingPlan().graph_short  # the protocol's: short calls as graph replays

@@ -287,7 +287,7 @@ def test_placements_fit_the_memory_budget_and_need_tensors(monkeypatch):
     assert _timing._Placements(model, 1).count == 1
     assert _timing._Placements(torch.nn.ReLU(), 4).count == 1  # no weights: nothing to move
     assert _timing._Placements(None, 4).count == 1  # a plain function
-    assert TimingPlan().placements == 4 and TimingPlan.of({"placements": 1}).placements == 1
+    assert TimingPlan().placements == 16 and TimingPlan.of({"placements": 1}).placements == 1
 
 
 def test_timing_options_override_the_plan():
