@@ -75,7 +75,8 @@ def _range(low: float | None, high: float | None) -> str:
 
 def _timing_row(what: str, t: TimingStats, peak: int | None) -> str:
     clock = MISSING if t.sm_clock_mhz is None else f"{t.sm_clock_mhz:.0f} MHz"
-    return (f"<tr><td>{_e(what)}</td><td>{_e(t.method)}</td><td>{t.calls}</td><td>{t.calls_per_sample}</td>"
+    method = _e(t.method) + (", host-bound" if t.host_bound else "")
+    return (f"<tr><td>{_e(what)}</td><td>{method}</td><td>{t.calls}</td><td>{t.calls_per_sample}</td>"
             f"<td>{ms(t.mean_ms)}</td><td>{ms(t.median_ms)}</td><td>{_range(t.ci95_low_ms, t.ci95_high_ms)}</td>"
             f"<td>{_range(t.q1_ms, t.q3_ms)}</td><td>{ms(t.min_ms)}</td><td>{ms(t.max_ms)}</td><td>{clock}</td>"
             f"<td>{human_bytes(peak)}</td></tr>")
@@ -186,6 +187,13 @@ def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict |
         parts.append(_timing_row("candidate", r.timing, r.memory.candidate_peak_bytes))
     parts += [_timing_row(f"baseline {b.kind}", b.timing, b.peak_memory_bytes) for b in r.baselines]
     parts.append("</table>")
+    eager_host_bound = [t for t in (r.timing, *(b.timing for b in r.baselines)) if t and t.host_bound
+                        and t.method == "cuda_events"]
+    if eager_host_bound:
+        parts.append('<p class="warn">Host-bound eager timing: the host, not the GPU, set '
+                     + ("this time" if len(eager_host_bound) == 1 else "these times")
+                     + " (the call could not be timed as CUDA graph replays). Such times follow the host's speed "
+                     "and can move by 10% or more between runs: read this speedup as approximate.</p>")
     if r.timing and r.timing.note:
         parts.append(f"<p>{_e(r.timing.note)}</p>")
     parts += _checks(r)

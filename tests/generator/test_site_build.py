@@ -12,6 +12,8 @@ from _sitebuild import mkdocs_build
 
 from generator._synthetic import Spec, write_specs
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
@@ -130,6 +132,28 @@ def test_a_timing_row_shows_calls_per_pair_and_the_sm_clock_when_measured():
     row = _timing_row("candidate", with_clock, None)
     assert "<td>8</td>" in row and "1980 MHz" in row
     assert "MHz" not in _timing_row("candidate", TimingStats(method="host_clock", **base), None)
+
+
+def test_a_host_bound_timing_is_marked_and_an_eager_one_warned_about():
+    from generator._record_pages import _timing_row, render_record_page
+    from schemas import Record, TimingStats
+
+    base = {"calls": 100, "mean_ms": 12.0, "median_ms": 12.0, "min_ms": 11.0, "max_ms": 20.0, "std_ms": 1.0}
+    assert "cuda_graph, host-bound" in _timing_row("candidate", TimingStats(method="cuda_graph", host_bound=True, **base), None)
+    assert "host-bound" not in _timing_row("candidate", TimingStats(method="cuda_events", **base), None)
+    path = next(p for p in sorted((REPO / "records" / "h200").rglob("*.json")) if "_baselines" not in p.parts)
+    record = Record.model_validate_json(path.read_text(encoding="utf-8"))
+    row = {"timestamp": "2026-11-29T12:00:00Z", "path": path.relative_to(REPO / "records").as_posix(),
+           "page": "records/h200/x/index.html"}
+
+    def page(timing: TimingStats) -> str:
+        plain = record.model_copy(update={"baselines": [b.model_copy(update={"timing": timing.model_copy(
+            update={"host_bound": False})}) for b in record.baselines]})
+        return render_record_page(plain.model_copy(update={"timing": timing}), row, REPO)
+    assert "Host-bound eager timing" not in page(TimingStats(method="cuda_events", **base))
+    assert "Host-bound eager timing: the host, not the GPU, set this time" in page(
+        TimingStats(method="cuda_events", host_bound=True, **base))
+    assert "Host-bound eager timing" not in page(TimingStats(method="cuda_graph", host_bound=True, **base))
 
 
 def test_methodology_page_shows_the_committed_self_speedup_figures(site: Path):
