@@ -27,7 +27,7 @@ PROTOCOLS: dict[str, dict[str, Any]] = {
     "standard": {"versions": ("1.0",), "statistic": "mean", "tf32_baseline": False,
                  "baseline_kinds": ("eager_fp32",),
                  "speedups": {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"}},
-    "verified": {"versions": ("1.0",), "statistic": "median", "tf32_baseline": True,
+    "verified": {"versions": ("1.0", "1.1"), "statistic": "median", "tf32_baseline": True,
                  "baseline_kinds": ("eager_tf32", "compile", "eager_fp32"),
                  "speedups": {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}},
 }

@@ -110,6 +110,20 @@ def test_resume_skips_finished_work(main_run, capsys):
     assert {p: p.stat().st_mtime_ns for p in (base / "out").rglob("*.json")} == records
 
 
+def test_a_record_of_another_protocol_version_is_not_finished_work(main_run):
+    from types import SimpleNamespace
+
+    from evaluations._runner import _finished
+
+    base, _, _ = main_run
+    path = next(p for p in (base / "out").rglob("*.json") if "_baselines" not in p.parts)
+    record = schemas.load_record(path)
+    candidate = SimpleNamespace(sha256=record.kernel.sha256)
+    assert _finished(path, candidate, record.protocol) == record  # resume skips it
+    other = record.protocol.model_copy(update={"version": record.protocol.version + ".1"})
+    assert _finished(path, candidate, other) is None  # a re-run under a changed protocol redoes it
+
+
 def test_hang_times_out_and_baseline_is_reused(main_run, tmp_path, fixtures_dir):
     base, _, _ = main_run
     out = tmp_path / "out"
