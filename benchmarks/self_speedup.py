@@ -138,6 +138,15 @@ def load_tasks(bundle: Path) -> list[Task]:
     return list(tasks.values())
 
 
+def tasks_by_key(bundle: Path, keys: list[str]) -> dict[str, Task]:
+    """The problems of ``bundle`` named by ``keys`` (``L3/30``, ...); ValueError naming any it lacks."""
+    tasks = {t.key: t for t in load_tasks(bundle) if t.key in keys}
+    missing = [k for k in keys if k not in tasks]
+    if missing:
+        raise ValueError(f"not in {bundle}: {', '.join(missing)}")
+    return tasks
+
+
 def _cuda(values: list[Any]) -> list[Any]:
     return [v.cuda() if isinstance(v, torch.Tensor) else v for v in values]
 

@@ -35,23 +35,17 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from evaluations._verified._timing import TimingPlan, TimingRun, time_calls  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import PLAN, input_sets, paced_by  # noqa: E402
-from self_speedup import build_pair, load_tasks  # noqa: E402
+from _verified_recipe import PLAN, input_sets, paced_by, verified_run  # noqa: E402
+from self_speedup import build_pair, tasks_by_key  # noqa: E402
 
 VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short", "protocol")
 """What B is and how both are timed (see the module docstring)."""
-
-
-def _time(model: torch.nn.Module, sets: list[list[Any]], plan: TimingPlan) -> TimingRun:
-    return time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan, module=model)
 
 
 def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str = "ABBA") -> dict[str, float]:
@@ -64,12 +58,12 @@ def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str 
         places = {"placements": 4, "graph-short": 4, "places16": 16, "protocol": PLAN.placements}.get(variant, 1)
         base = dataclasses.replace(PLAN, placements=places, graph_short=variant in ("graph-short", "protocol"),
                                    flush="read" if variant == "read-flush" else PLAN.flush)
-        first = _time(a, sets, base)
+        first = verified_run(a, sets, base)
         plan = paced_by(first, base)
-        times = {"A1": first.stats.median_ms, "B1": _time(b, sets, plan).stats.median_ms}
+        times = {"A1": first.stats.median_ms, "B1": verified_run(b, sets, plan).stats.median_ms}
         if order == "ABBA":
-            times["B2"] = _time(b, sets, plan).stats.median_ms
-            times["A2"] = _time(a, sets, plan).stats.median_ms
+            times["B2"] = verified_run(b, sets, plan).stats.median_ms
+            times["A2"] = verified_run(a, sets, plan).stats.median_ms
     return times
 
 
@@ -109,10 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         print("timing_drift needs a CUDA GPU", file=sys.stderr)
         return 2
     wanted = args.keys.split(",")
-    tasks = {t.key: t for t in load_tasks(Path(args.bundle)) if t.key in wanted}
-    missing = [k for k in wanted if k not in tasks]
-    if missing:
-        print(f"not in {args.bundle}: {', '.join(missing)}", file=sys.stderr)
+    try:
+        tasks = tasks_by_key(Path(args.bundle), wanted)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
         return 2
     out = Path(os.environ.get("OUT", ".data/out"))
     out.mkdir(parents=True, exist_ok=True)

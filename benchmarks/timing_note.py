@@ -13,7 +13,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import input_sets, verified_run  # noqa: E402
-from self_speedup import build_pair, load_tasks  # noqa: E402
+from self_speedup import build_pair, tasks_by_key  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,12 @@ def main(argv: list[str] | None = None) -> int:
         print("timing_note needs a CUDA GPU", file=sys.stderr)
         return 2
     wanted = args.keys.split(",")
-    tasks = {t.key: t for t in load_tasks(Path(args.bundle)) if t.key in wanted}
+    try:
+        tasks = tasks_by_key(Path(args.bundle), wanted)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    torch.backends.cuda.matmul.allow_tf32 = False  # as the self-speedup benchmark times them
     with tempfile.TemporaryDirectory(prefix="kv-note-") as tmp, torch.no_grad():
         for key in wanted:
             task = tasks[key]

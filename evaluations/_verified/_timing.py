@@ -8,9 +8,11 @@ such. Calls under ~20 us are timed several to an event pair. A call whose host e
 longer than ~1 ms and at least half its device time (thousands of launches: recurrent nets) overflows
 the launch queue that the spin lets the host fill, so its event time would follow the host's launch
 speed; it is captured once as a CUDA graph and its replays are timed instead (when capture fails,
-eager calls are timed and the record says so). The timed module's weights rotate over a few places in
-memory, sample by sample, so no single placement's luck (worth a percent or two on short calls)
-decides the time: the time is the mean of the medians per place, and its CI combines theirs.
+eager calls are timed and the record says so). Calls under ``SHORT_GRAPH_MS`` are timed as graph
+replays too (the calls of one event pair in one graph). The timed module's weights rotate over
+``PLACEMENTS`` places in memory, sample by sample (one graph per place under graph replays), so no
+single placement's luck (worth a percent or two on short calls) decides the time: the time is the
+mean of the medians per place, and its CI combines theirs.
 Sampling stops once the 95% CI half-width of that time is under the target, after a minimum count
 and a minimum wall time (so slow drifts average out rather than freeze into one run's median), or at
 a time cap.
@@ -461,7 +463,8 @@ def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.
     """Time ``call(k)`` (a call on input set ``k``) under the plan; outputs of the last calls are kept.
 
     ``module``, the ``nn.Module`` that ``call`` runs, has its weights rotated over ``plan.placements``
-    places in memory on a GPU (``_Placements``); without it, or under graph replays, they stay put.
+    places in memory on a GPU (``_Placements``; under graph replays one graph is captured per place,
+    or, with ``graph_short`` off, one at the module's own place); without it they stay put.
     """
     rot = _Rotation(sets)
     outputs: dict[int, Any] = {}
