@@ -119,3 +119,19 @@ def test_short_calls_are_timed_as_graphs_one_per_place():
                          dataclasses.replace(plan, graph_short=False), module=model)
     assert default.stats.method == "cuda_events"  # the earlier way, kept for benchmarks: short calls eager
     assert TimingPlan().graph_short  # the protocol's: short calls as graph replays
+
+
+def test_a_call_paced_onto_graphs_is_labelled_by_its_own_probe():
+    """A candidate told to use graphs by a short (or host-bound) eager baseline, but itself a long call
+    with a quick host, is timed as graph replays and not called host-bound or short."""
+    from evaluations._verified._timing import TimingPlan, time_calls
+
+    model = torch.nn.Linear(4096, 4096).cuda()
+    sets = [[torch.randn(2048, 4096, device="cuda")] for _ in range(4)]
+    plan = TimingPlan(warmup_s=0.05, min_calls=30, time_cap_s=2.0, min_time_s=0.1, cuda_graph=1, calls_per_sample=1)
+    with torch.no_grad():
+        run = time_calls(lambda k: model(*sets[k]), sets, torch.device("cuda"), plan, module=model)
+    note = run.stats.note or ""
+    assert run.stats.method == "cuda_graph" and run.stats.median_ms > 0.1, note
+    assert not run.stats.host_bound and "neither short nor host-bound" in note, note
+    assert "short call" not in note and "method set by the problem's eager baseline" in note
