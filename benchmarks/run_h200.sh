@@ -20,6 +20,9 @@ OUT="${OUT:-.data/out}"
 BUDGET_S="${BUDGET_S:-560}"
 LOGS="$OUT/logs"; mkdir -p "$LOGS"
 T0=$(date +%s)
+# Records and logs are packed into $OUT after every evaluation, so a call cut off by its time limit
+# still brings back what finished (the device's copy of the tree does not outlive the call).
+pack() { tar czf "$OUT/records.tgz" records/h200 records/_audits 2>/dev/null; tar czf "$OUT/logs.tgz" -C "$OUT" logs; }
 left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
 GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_gpu_graph.py tests/evaluations/test_gpu_timing.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py}"  # no site deps
@@ -35,14 +38,15 @@ for s in "${STEPS[@]}"; do
       export KVERDICT_GPU_LOCK; KVERDICT_GPU_LOCK="$(mktemp -d)/gpu.lock"
       Z=$(( $(left) < ${ZOO_S:-100000} ? $(left) : ${ZOO_S:-100000} ))
       if [ "$s" = zoo+gputests ]; then
-        timeout "$Z" python3 -m pytest -v -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1 &
+        timeout -k 5 "$Z" python3 -m pytest -v -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1 &
       fi
       ZT0=$(date +%s)
       for proto in verified standard; do
         for set in exploits:exploit-zoo honest:honest-kernels; do
-          timeout $(( Z - ($(date +%s) - ZT0) > 5 ? Z - ($(date +%s) - ZT0) : 5 )) $KV --concurrent "${CONCURRENT:-6}" \
+          timeout -k 5 $(( Z - ($(date +%s) - ZT0) > 5 ? Z - ($(date +%s) - ZT0) : 5 )) $KV --concurrent "${CONCURRENT:-6}" \
             --protocol $proto --problems evaluations/zoo/problems --candidates evaluations/zoo/${set%%:*} \
             --model ${set##*:} --provider kernelverdict >> "$LOGS/zoo.log" 2>&1
+          pack
         done
       done
       wait
@@ -62,7 +66,7 @@ for s in "${STEPS[@]}"; do
       IFS=';' read -ra PASSES <<< "${SELF_ARGS:-}"; [ ${#PASSES[@]} -eq 0 ] && PASSES=("")
       for pass in "${PASSES[@]}"; do
         echo "--- pass: ${pass:-all}" >> "$LOGS/self_speedup.log"
-        OUT="$OUT" timeout "$(left)" python3 benchmarks/self_speedup.py --bundle .data/h100.jsonl \
+        OUT="$OUT" timeout -k 5 "$(left)" python3 benchmarks/self_speedup.py --bundle .data/h100.jsonl \
           --suite evaluations/problems/kernelverdict --budget-s $(( $(left) - 45 )) $pass >> "$LOGS/self_speedup.log" 2>&1
       done
       tail -20 "$LOGS/self_speedup.log" ;;
@@ -72,15 +76,18 @@ for s in "${STEPS[@]}"; do
         ${DRIFT_ARGS:-} > "$LOGS/timing_drift.log" 2>&1; cat "$LOGS/timing_drift.log" ;;
     gputests)
       step "GPU tests"
-      timeout "$(left)" python3 -m pytest -v -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1
-      tail -5 "$LOGS/gpu_tests.log" ;;
+      # one pytest process per file: a test that leaves the CUDA context broken fails only its own file
+      for f in $GPU_TESTS; do
+        timeout -k 5 "$(left)" python3 -m pytest -v -rfE --tb=short -m gpu -p no:cacheprovider "$f" >> "$LOGS/gpu_tests.log" 2>&1
+        pack
+      done
+      grep -E "PASSED|FAILED|ERROR|passed|failed" "$LOGS/gpu_tests.log" | tail -40 ;;
     cudal1)
       step "CUDA-L1 kernels (public dataset) under both protocols"
-      timeout "$(left)" $KV --protocol both --candidates .data/h100.jsonl >> "$LOGS/cudal1.log" 2>&1
+      timeout -k 5 "$(left)" $KV --protocol both --candidates .data/h100.jsonl >> "$LOGS/cudal1.log" 2>&1
       tail -5 "$LOGS/cudal1.log" ;;
     *) echo "unknown step: $s" >&2 ;;
   esac
 done
 step done
-tar czf "$OUT/records.tgz" records/h200 records/_audits 2>/dev/null
-tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOGS"
+pack && rm -rf "$LOGS"
