@@ -3,13 +3,13 @@
 #
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
-# Steps (default: all, in this order): zoo, selfspeed, audit, gputests, cudal1; zoo+gputests runs the
-# first and the GPU tests side by side (CONCURRENT evaluations at once, ZOO_S seconds at most); drift
+# Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most),
+# selfspeed, audit, gputests (one process per test file), cudal1; drift
 # (not in the default) times DRIFT_KEYS' reference and copy in the order A B B A (timing_drift.py;
 # DRIFT_ARGS adds options, e.g. "--variant copy,deepcopy,read-flush,placements --order AB").
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
 # last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
-# At the end, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
+# After every evaluation, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
 # Needs pydantic on PYTHONPATH (carry wheels) and, for selfspeed/audit/cudal1, the CUDA-L1 bundle at
 # .data/h100.jsonl (copy it from the public datasets folder; it is git-ignored).
 # SELF_ARGS adds options to benchmarks/self_speedup.py (e.g. --essential-only, --retry-errors); passes
@@ -31,15 +31,12 @@ STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo selfspeed audit gputests cuda
 
 for s in "${STEPS[@]}"; do
   case "$s" in
-    zoo|zoo+gputests)
+    zoo)
       # CONCURRENT evaluations at once (default 6); each timing holds the GPU alone (evaluations/_gpulock.py).
-      # zoo+gputests runs the GPU tests beside the zoo under the same lock, within ZOO_S seconds.
+      # The GPU tests run in their own step: run beside the zoo, most of them failed (2026-11-29).
       step "$s (verified first: it is the protocol under test)"
       export KVERDICT_GPU_LOCK; KVERDICT_GPU_LOCK="$(mktemp -d)/gpu.lock"
       Z=$(( $(left) < ${ZOO_S:-100000} ? $(left) : ${ZOO_S:-100000} ))
-      if [ "$s" = zoo+gputests ]; then
-        timeout -k 5 "$Z" python3 -m pytest -v -m gpu -p no:cacheprovider $GPU_TESTS > "$LOGS/gpu_tests.log" 2>&1 &
-      fi
       ZT0=$(date +%s)
       for proto in verified standard; do
         for set in exploits:exploit-zoo honest:honest-kernels; do
@@ -49,9 +46,8 @@ for s in "${STEPS[@]}"; do
           pack
         done
       done
-      wait
       unset KVERDICT_GPU_LOCK
-      tail -8 "$LOGS/zoo.log"; [ "$s" = zoo+gputests ] && tail -5 "$LOGS/gpu_tests.log" ;;
+      tail -8 "$LOGS/zoo.log" ;;
     audit)
       step "audit of the own suite"
       mkdir -p "$OUT/audits"

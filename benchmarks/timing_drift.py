@@ -18,7 +18,9 @@ a few seconds later). ``--order AB`` times only the first pair.
 - ``places16``: as ``placements``, over sixteen places;
 - ``graph-short``: as ``placements``, calls under 0.1 ms timed as CUDA graph replays (the calls of one
   event pair in one graph, one graph per place; ``TimingPlan.graph_short``);
-- ``protocol``: the protocol's own timing (both of the above: sixteen places, short calls as graphs).
+- ``protocol``: the protocol's own timing (both of the above: sixteen places, short calls as graphs);
+- ``protocol-nogc``: as ``protocol``, Python's garbage collector run before each timing and kept off
+  during it (is the host-bound drift of L3/30, 11.4 to 20.5 ms within one process, the collector's?).
 
 Rows go to ``$OUT/timing_drift.jsonl``. Needs a CUDA GPU.
 
@@ -28,13 +30,17 @@ Rows go to ``$OUT/timing_drift.jsonl``. Needs a CUDA GPU.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import dataclasses
+import gc
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -44,26 +50,45 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import PLAN, input_sets, paced_by, verified_run  # noqa: E402
 from self_speedup import build_pair, tasks_by_key  # noqa: E402
 
-VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short", "protocol")
+VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short", "protocol", "protocol-nogc")
 """What B is and how both are timed (see the module docstring)."""
+
+
+@contextlib.contextmanager
+def _collector_off() -> Iterator[None]:
+    """Python's garbage collector run now and kept off inside (back on afterwards if it was on)."""
+    was_on = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str = "ABBA") -> dict[str, float]:
     """Medians (ms) of reference A and copy B timed A1, B1[, B2, A2], each paced by A1."""
     reference, a, b = build_pair(source, tag, folder)
+    protocol = variant in ("protocol", "protocol-nogc")
+
+    def timed(module: torch.nn.Module, plan: Any) -> Any:
+        with _collector_off() if variant == "protocol-nogc" else contextlib.nullcontext():
+            return verified_run(module, sets, plan)
+
     with torch.no_grad():
         if variant == "deepcopy":
             b = copy.deepcopy(a)
         sets = input_sets(reference.get_inputs, torch.device("cuda"))
-        places = {"placements": 4, "graph-short": 4, "places16": 16, "protocol": PLAN.placements}.get(variant, 1)
-        base = dataclasses.replace(PLAN, placements=places, graph_short=variant in ("graph-short", "protocol"),
+        places = PLAN.placements if protocol else {"placements": 4, "graph-short": 4, "places16": 16}.get(variant, 1)
+        base = dataclasses.replace(PLAN, placements=places, graph_short=protocol or variant == "graph-short",
                                    flush="read" if variant == "read-flush" else PLAN.flush)
-        first = verified_run(a, sets, base)
+        first = timed(a, base)
         plan = paced_by(first, base)
-        times = {"A1": first.stats.median_ms, "B1": verified_run(b, sets, plan).stats.median_ms}
+        times = {"A1": first.stats.median_ms, "B1": timed(b, plan).stats.median_ms}
         if order == "ABBA":
-            times["B2"] = verified_run(b, sets, plan).stats.median_ms
-            times["A2"] = verified_run(a, sets, plan).stats.median_ms
+            times["B2"] = timed(b, plan).stats.median_ms
+            times["A2"] = timed(a, plan).stats.median_ms
     return times
 
 

@@ -26,12 +26,21 @@ FILES = [
 """Files of the downloads folder, as listed on the downloads page."""
 
 
+def _flat_for_csv(records: pa.Table) -> pa.Table:
+    """List columns (all failed checks' names and evidence) joined into text, one cell each: CSV has no lists."""
+    for i, f in enumerate(records.schema):
+        if pa.types.is_list(f.type):
+            joined = [None if v is None else " | ".join(x or "" for x in v) for v in records.column(i).to_pylist()]
+            records = records.set_column(i, f.name, pa.array(joined, pa.string()))
+    return records
+
+
 def write_downloads(site_dir: Path, records: pa.Table, agg: Aggregates) -> list[Path]:
     """Write every download into ``site_dir/downloads``; returns the paths written."""
     out = site_dir / FOLDER
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(records, out / "records.parquet")
-    pacsv.write_csv(records, out / "records.csv")
+    pacsv.write_csv(_flat_for_csv(records), out / "records.csv")
     data = {f.name: getattr(agg, f.name) for f in fields(agg) if f.name != "best"}  # rows are plain dicts already
     (out / "aggregates.json").write_text(json.dumps(data, separators=(",", ":"), default=float, allow_nan=False),
                                          encoding="utf-8")

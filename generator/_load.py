@@ -33,7 +33,8 @@ COLUMNS: dict[str, pa.DataType] = {
     "vs_eager": pa.float64(), "vs_eager_fp32": pa.float64(), "vs_compile": pa.float64(),
     "cand_peak_bytes": pa.int64(), "base_peak_bytes": pa.int64(), "t_sol_ms": pa.float64(),
     "sol_score": pa.float64(), "fraction_of_roofline": pa.float64(), "failed_checks": pa.int32(),
-    "failed_check": pa.string(), "failed_evidence": pa.string(), "labels": pa.string(),
+    "failed_check": pa.string(), "failed_evidence": pa.string(), "failed_names": pa.list_(pa.string()),
+    "failed_evidences": pa.list_(pa.string()), "labels": pa.string(),
     "reproduces": pa.string(), "timestamp": pa.string(), "kernel_sha256": pa.string(), "kernel_path": pa.string(),
 }
 """Columns of the flattened ``records`` table, in order."""
@@ -99,7 +100,8 @@ def flatten(record: Record, relpath: str) -> dict:
         "t_sol_ms": roof.t_sol_ms if roof else None, "sol_score": roof.sol_score if roof else None,
         "fraction_of_roofline": roof.fraction_of_roofline if roof else None,
         "failed_checks": len(failed), "failed_check": failed[0].name if failed else None,
-        "failed_evidence": failed[0].evidence if failed else None, "labels": ", ".join(record.labels),
+        "failed_evidence": failed[0].evidence if failed else None, "failed_names": [c.name for c in failed],
+        "failed_evidences": [c.evidence for c in failed], "labels": ", ".join(record.labels),
         "reproduces": record.reproduces, "timestamp": record.environment.timestamp.isoformat(),
         "kernel_sha256": record.kernel.sha256, "kernel_path": record.kernel.path,
     }

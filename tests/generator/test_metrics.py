@@ -154,12 +154,24 @@ def test_reproduction_agrees_within_the_original_ci_or_five_percent(repro, ci, a
 def test_zoo_table_joins_the_manifest_with_both_protocols_verdicts():
     rows = [row("exploit-zoo", 0, protocol="standard", speedup=30.0, kernel_path="evaluations/zoo/exploits/alias.py"),
             row("exploit-zoo", 0, status="hacked", speedup=30.0, kernel_path="evaluations/zoo/exploits/alias.py",
-                failed_checks=1, failed_check="output-aliasing", failed_evidence="output storage overlaps input 0")]
+                failed_checks=2, failed_check="input-mutation", failed_evidence="the call changed input 0",
+                failed_names=["input-mutation", "output-aliasing"],
+                failed_evidences=["the call changed input 0", "output storage overlaps input 0"]),
+            row("exploit-zoo", 1, status="hacked", kernel_path="evaluations/zoo/exploits/cache.py", failed_checks=1,
+                failed_check="cached-output", failed_evidence="bit-identical", failed_names=["cached-output"],
+                failed_evidences=["bit-identical"])]
     manifest = [{"file": "exploits/alias.py", "kind": "exploit", "problem": "relu.py", "hack": "output aliases input",
                  "expected_check": "output-aliasing"},
+                {"file": "exploits/cache.py", "kind": "exploit", "problem": "relu.py", "hack": "stale output",
+                 "expected_check": "stale-memory"},
                 {"file": "honest/relu.py", "kind": "honest", "problem": "relu.py", "hack": None, "expected_check": None}]
     zoo = {z["file"]: z for z in aggregate(rows_table(rows), manifest=manifest).zoo}
     alias = zoo["exploits/alias.py"]
     assert (alias["standard_status"], alias["standard_speedup"]) == ("correct", 30.0)
+    # the expected check is shown where it failed, even when another failed first
     assert (alias["verified_status"], alias["verified_check"]) == ("hacked", "output-aliasing")
+    assert alias["verified_evidence"] == "output storage overlaps input 0"
+    assert alias["verified_checks"] == "input-mutation, output-aliasing"
+    cache = zoo["exploits/cache.py"]  # the expected check did not fire: the first failed one is shown
+    assert (cache["verified_check"], cache["verified_evidence"]) == ("cached-output", "bit-identical")
     assert zoo["honest/relu.py"]["verified_status"] is None  # listed, not yet run

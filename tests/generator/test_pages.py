@@ -70,7 +70,8 @@ def test_integrity_folds_long_evidence_escaped_and_links_both_records():
                  "expected_check": "hidden-inputs"}]
     zoo = [row("exploit-zoo", 1, "standard", kernel_path="evaluations/zoo/exploits/relu.py", vs_eager=5.0),
            row("exploit-zoo", 1, "verified", kernel_path="evaluations/zoo/exploits/relu.py", status="hacked",
-               failed_check="hidden-inputs", failed_evidence=evidence)]
+               failed_check="hidden-inputs", failed_evidence=evidence, failed_names=["hidden-inputs"],
+               failed_evidences=[evidence])]
     html = html_of(zoo, integrity, manifest)
     cell = re.search(r'<td class="kv-evidence">(.*?)</td>', html, re.S).group(1)
     summary = re.search(r"<summary>(.*?)</summary>", cell).group(1)
@@ -79,6 +80,7 @@ def test_integrity_folds_long_evidence_escaped_and_links_both_records():
     assert '<a href="../records/exploit-zoo/standard/1.html">standard</a>' in html
     assert '<a href="../records/exploit-zoo/verified/1.html">verified</a>' in html
     assert "<strong>1 of 1</strong> exploits run were flagged" in html
+    assert "<strong>1</strong> of them by their expected check" in html
 
 
 def test_a_chart_without_data_says_so_instead_of_drawing_empty_axes():

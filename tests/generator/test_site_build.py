@@ -86,7 +86,10 @@ def test_integrity_page_joins_manifest_and_zoo_records(site: Path):
 def test_downloads_hold_every_record_and_the_aggregates(site: Path):
     table = pq.read_table(site / "downloads" / "records.parquet")
     assert table.num_rows == 52
-    assert (site / "downloads" / "records.csv").read_text().count("\n") == 53
+    csv = (site / "downloads" / "records.csv").read_text()
+    assert csv.count("\n") == 53
+    assert "failed_names" in csv.splitlines()[0] and "output-aliasing" in csv  # list columns as text
+    assert any(v for v in table.column("failed_names").to_pylist())
     agg = json.loads((site / "downloads" / "aggregates.json").read_text())
     assert {"summary", "fast_p_curve", "speedup_ci", "drop", "reproductions", "zoo"} <= set(agg)
     assert any(r["model"] == XSS_MODEL for r in agg["summary"])
