@@ -77,9 +77,11 @@ LAST_METHODS: dict[str, str] = {}
 """Timing methods of the last pair's two timings (``cuda_events`` or ``cuda_graph``), keyed ``ref`` and ``copy``."""
 
 
-RECIPES: dict[str, Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]] = {
+PairRecipe = Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]
+"""A recipe taking (reference, copy, input sets) and returning both times in ms."""
+RECIPES: dict[str, PairRecipe] = {
     NAME: verified_pair}
-PREVIOUS: dict[str, Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]] = {
+PREVIOUS: dict[str, PairRecipe] = {
     NAME_V6: functools.partial(verified_pair, plan=PLAN_V6)}
 """Recipe name -> recipe taking (reference, copy, input sets) and returning both medians; ``PREVIOUS``
 holds the verified timing's previous version, measured only when asked."""

@@ -35,12 +35,12 @@ from evaluations._worker import load_module  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, PREVIOUS, input_sets  # noqa: E402
+from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, PREVIOUS, PairRecipe, input_sets  # noqa: E402
 from _verified_recipe import RECIPES as VERIFIED_RECIPES  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
 """Times a zero-argument callable on the current CUDA device; returns the recipe's statistic in ms."""
-SetRecipe = Callable[[Callable[..., Any], Callable[..., Any], list[list[Any]]], tuple[float, float]]
+SetRecipe = PairRecipe
 """Times the reference and then its copy over rotated input sets (the verified protocol's recipe); both ms."""
 
 L2_FLUSH_BYTES = 512 * 1024 * 1024
@@ -145,6 +145,19 @@ def tasks_by_key(bundle: Path, keys: list[str]) -> dict[str, Task]:
     if missing:
         raise ValueError(f"not in {bundle}: {', '.join(missing)}")
     return tasks
+
+
+def gpu_tasks(tool: str, bundle: Path, keys: list[str]) -> dict[str, Task] | None:
+    """For a GPU tool's command line: the problems named by ``keys``, or ``None`` after saying on stderr
+    why not (no CUDA GPU, or keys the bundle lacks)."""
+    if not torch.cuda.is_available():
+        print(f"{tool} needs a CUDA GPU", file=sys.stderr)
+        return None
+    try:
+        return tasks_by_key(bundle, keys)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return None
 
 
 def _cuda(values: list[Any]) -> list[Any]:

@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import PLAN, input_sets, paced_by, verified_run  # noqa: E402
-from self_speedup import build_pair, tasks_by_key  # noqa: E402
+from self_speedup import build_pair, gpu_tasks  # noqa: E402
 
 VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short", "protocol", "protocol-nogc")
 """What B is and how both are timed (see the module docstring)."""
@@ -124,14 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"unknown variant(s): {', '.join(unknown)} (choose from {', '.join(VARIANTS)})", file=sys.stderr)
         return 2
-    if not torch.cuda.is_available():
-        print("timing_drift needs a CUDA GPU", file=sys.stderr)
-        return 2
     wanted = args.keys.split(",")
-    try:
-        tasks = tasks_by_key(Path(args.bundle), wanted)
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
+    tasks = gpu_tasks("timing_drift", Path(args.bundle), wanted)
+    if tasks is None:
         return 2
     out = Path(os.environ.get("OUT", ".data/out"))
     out.mkdir(parents=True, exist_ok=True)

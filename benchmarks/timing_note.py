@@ -13,7 +13,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import input_sets, verified_run  # noqa: E402
-from self_speedup import build_pair, tasks_by_key  # noqa: E402
+from self_speedup import build_pair, gpu_tasks  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,14 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bundle", default=".data/h100.jsonl", help="CUDA-L1 bundle whose ref_code are the problems")
     parser.add_argument("--keys", required=True, help="problems, comma-separated (L3/30,...)")
     args = parser.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("timing_note needs a CUDA GPU", file=sys.stderr)
-        return 2
     wanted = args.keys.split(",")
-    try:
-        tasks = tasks_by_key(Path(args.bundle), wanted)
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
+    tasks = gpu_tasks("timing_note", Path(args.bundle), wanted)
+    if tasks is None:
         return 2
     torch.backends.cuda.matmul.allow_tf32 = False  # as the self-speedup benchmark times them
     with tempfile.TemporaryDirectory(prefix="kv-note-") as tmp, torch.no_grad():
