@@ -22,6 +22,11 @@ a few seconds later). ``--order AB`` times only the first pair.
 - ``protocol-nogc``: as ``protocol``, Python's garbage collector run before each timing and kept off
   during it (is the host-bound drift of L3/30, 11.4 to 20.5 ms within one process, the collector's?).
 
+Beside each timing's median, a row keeps the host's state around it: the host enqueue time per eager
+call of the timing's probe (``host_ms``), the time of a fixed pure-Python loop run just before the
+timing (``py_ms``: if the host's own speed changes, this moves with it) and the mean CPU clock the
+kernel reports (``cpu_mhz``, where it reports one).
+
 Rows go to ``$OUT/timing_drift.jsonl``. Needs a CUDA GPU.
 
     python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys L1/25,L1/41 [--variant deepcopy] [--order AB]
@@ -38,6 +43,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,14 +73,44 @@ def _collector_off() -> Iterator[None]:
             gc.enable()
 
 
-def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str = "ABBA") -> dict[str, float]:
-    """Medians (ms) of reference A and copy B timed A1, B1[, B2, A2], each paced by A1."""
+def _py_ms(loops: int = 5, n: int = 200_000) -> float:
+    """Median time (ms) of a fixed pure-Python loop: the host's own speed, whatever the GPU does."""
+    times = []
+    for _ in range(loops):
+        t0 = time.perf_counter()
+        acc = 0
+        for i in range(n):
+            acc += i & 7
+        times.append((time.perf_counter() - t0) * 1e3)
+    return sorted(times)[loops // 2]
+
+
+def _cpu_mhz() -> float | None:
+    """Mean of the CPU clocks in /proc/cpuinfo (MHz), or ``None`` where the kernel lists none."""
+    try:
+        clocks = [float(line.split(":")[1]) for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("cpu MHz")]
+    except (OSError, ValueError, IndexError):
+        return None
+    return sum(clocks) / len(clocks) if clocks else None
+
+
+def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str = "ABBA",
+         host: dict[str, dict[str, float | None]] | None = None) -> dict[str, float]:
+    """Medians (ms) of reference A and copy B timed A1, B1[, B2, A2], each paced by A1.
+
+    ``host``, when given, receives per timing name the host's state around it (``host_ms``, ``py_ms``,
+    ``cpu_mhz``; see the module docstring)."""
     reference, a, b = build_pair(source, tag, folder)
     protocol = variant in ("protocol", "protocol-nogc")
 
-    def timed(module: torch.nn.Module, plan: Any) -> Any:
+    def timed(name: str, module: torch.nn.Module, plan: Any) -> Any:
+        before = {"py_ms": _py_ms(), "cpu_mhz": _cpu_mhz()}
         with _collector_off() if variant == "protocol-nogc" else contextlib.nullcontext():
-            return verified_run(module, sets, plan)
+            run = verified_run(module, sets, plan)
+        if host is not None:
+            host[name] = {**before, "host_ms": run.host_ms_per_call}
+        return run
 
     with torch.no_grad():
         if variant == "deepcopy":
@@ -83,12 +119,12 @@ def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str 
         places = PLAN.placements if protocol else {"placements": 4, "graph-short": 4, "places16": 16}.get(variant, 1)
         base = dataclasses.replace(PLAN, placements=places, graph_short=protocol or variant == "graph-short",
                                    flush="read" if variant == "read-flush" else PLAN.flush)
-        first = timed(a, base)
+        first = timed("A1", a, base)
         plan = paced_by(first, base)
-        times = {"A1": first.stats.median_ms, "B1": timed(b, plan).stats.median_ms}
+        times = {"A1": first.stats.median_ms, "B1": timed("B1", b, plan).stats.median_ms}
         if order == "ABBA":
-            times["B2"] = timed(b, plan).stats.median_ms
-            times["A2"] = timed(a, plan).stats.median_ms
+            times["B2"] = timed("B2", b, plan).stats.median_ms
+            times["A2"] = timed("A2", a, plan).stats.median_ms
     return times
 
 
@@ -96,6 +132,14 @@ def _line(key: str, variant: str, t: dict[str, float]) -> str:
     cols = [f"{t.get(n, float('nan')):10.5f}" for n in ("A1", "B1", "B2", "A2")]
     ratios = [t["A1"] / t["B1"]] + ([t["A2"] / t["B2"], t["A2"] / t["A1"], t["B2"] / t["B1"]] if "A2" in t else [])
     return f"{key:8s} {variant:10s} " + " ".join(cols) + " " + " ".join(f"{r:7.4f}" for r in ratios)
+
+
+def _host_line(host: dict[str, dict[str, float | None]]) -> str:
+    """The host's state around each timing, in timing order (see the module docstring)."""
+    def fmt(v: float | None) -> str:
+        return "-" if v is None else f"{v:.4g}"
+    return "   host: " + "; ".join(f"{n} enqueue {fmt(h['host_ms'])} ms, py loop {fmt(h['py_ms'])} ms, cpu "
+                                   f"{fmt(h['cpu_mhz'])} MHz" for n, h in host.items())
 
 
 def summary(pairs: dict[str, list[float]]) -> list[str]:
@@ -138,15 +182,17 @@ def main(argv: list[str] | None = None) -> int:
         for key in wanted:
             task = tasks[key]
             for variant in variants:
+                host: dict[str, dict[str, float | None]] = {}
                 try:
-                    t = abba(task.source, f"l{task.level}_{task.task_id}", Path(tmp), variant, args.order)
+                    t = abba(task.source, f"l{task.level}_{task.task_id}", Path(tmp), variant, args.order, host)
                 except Exception as exc:  # a failing problem is reported and the others go on
                     print(f"{key:8s} {variant:10s} failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
                     continue
                 with (out / "timing_drift.jsonl").open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"key": key, "variant": variant, "median_ms": t}) + "\n")
+                    fh.write(json.dumps({"key": key, "variant": variant, "median_ms": t, "host": host}) + "\n")
                 pairs[variant].append(t["A1"] / t["B1"])
                 print(_line(key, variant, t), flush=True)
+                print(_host_line(host), flush=True)
                 torch.cuda.empty_cache()
     print("\n".join(["", *summary(pairs)]))
     return 0
