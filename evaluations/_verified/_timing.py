@@ -34,6 +34,7 @@ from schemas import TimingStats
 from .. import _gpulock
 from .._outcomes import median
 from ._distributions import refresh_in_place
+from ._integrity import outputs_of
 from ._stats import grouped_half_width_rel, grouped_median, summarize_verified
 
 L2_FLUSH_BYTES = 256 << 20
@@ -236,9 +237,11 @@ def uses_graph(host_ms: float, device_ms: float) -> bool:
     return host_ms >= GRAPH_HOST_MS and host_ms >= 0.5 * device_ms
 
 
-def _capture(call: Callable[[int], Any], ks: list[int]) -> tuple[torch.cuda.CUDAGraph, dict[int, Any]] | str:
+def _capture(call: Callable[[int], Any], ks: list[int],
+             sets: list[list[Any]]) -> tuple[torch.cuda.CUDAGraph, dict[int, Any]] | str:
     """A CUDA graph of ``call(k)`` for each ``k`` of ``ks`` in turn and their (static) outputs, or why
-    capture failed."""
+    capture failed. The input sets get new values between the warm-up calls and the capture, so an
+    answer kept from the warm-up is stale in the captured outputs."""
     try:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -246,6 +249,8 @@ def _capture(call: Callable[[int], Any], ks: list[int]) -> tuple[torch.cuda.CUDA
             for k in ks:
                 call(k)
         torch.cuda.current_stream().wait_stream(side)
+        for k in ks:
+            refresh_in_place(sets[k])
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             outs = {k: call(k) for k in ks}
@@ -257,6 +262,63 @@ def _capture(call: Callable[[int], Any], ks: list[int]) -> tuple[torch.cuda.CUDA
         except Exception:  # noqa: BLE001, S110 - the error above is the one reported
             pass
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:160]
+
+
+def _mismatch(got: list[Any], want: list[Any]) -> str | None:
+    """How the tensors of ``got`` differ from ``want`` beyond float noise (1e-3 relative and absolute,
+    NaN where both are NaN), or ``None``."""
+    for i, (g, w) in enumerate(zip(got, want, strict=False)):
+        if not (isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor)):
+            continue
+        if g.shape != w.shape:
+            return f"output {i} has shape {tuple(g.shape)}, an eager call's {tuple(w.shape)}"
+        if g.is_floating_point() or g.is_complex():
+            wide = torch.complex128 if g.is_complex() else torch.float64
+            g64, w64 = g.to(wide), w.to(wide)
+            same = bool((((g64 - w64).abs() <= 1e-3 + 1e-3 * w64.abs()) | (g64.isnan() & w64.isnan())).all())
+        else:
+            same = bool((g == w).all())
+        if not same:
+            return f"output {i} differs from an eager call's on the same inputs"
+    return None
+
+
+def _work_outside_capture(graph: torch.cuda.CUDAGraph, outs: dict[int, Any], call: Callable[[int], Any],
+                          sets: list[list[Any]]) -> str | None:
+    """Evidence that a call's work ran outside its captured graph, or ``None``.
+
+    Work a call launches outside the capturing stream (a kernel on the legacy default stream, as
+    ``kernel<<<grid, block>>>`` does without a stream argument; or on a side stream) runs once, during
+    capture, and is not captured: the outputs are right after capture, and replays on new input values
+    leave them as they were. Such a graph would be timed as doing nothing, so it is not used (eager
+    calls are timed). A call whose outputs are already wrong during capture (an answer handed back
+    without computing it) keeps its graph: replays leave that answer, and the re-check after timing
+    reports it.
+    """
+    last = list(outs)[-1]
+    shared = {o.untyped_storage().data_ptr() for o in outputs_of(outs[last]) if isinstance(o, torch.Tensor)}
+    own = [k for k in outs if k == last or not any(  # a buffer reused by every call holds the last call's answer
+        isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in shared for o in outputs_of(outs[k]))]
+
+    def current() -> dict[int, list[Any]]:
+        _synchronize()
+        return {k: [o.clone() if isinstance(o, torch.Tensor) else o for o in outputs_of(outs[k])] for k in own}
+
+    def eager(k: int) -> list[Any]:
+        want = outputs_of(call(k))
+        _synchronize()
+        return want
+
+    if any(_mismatch(got, eager(k)) for k, got in current().items()):
+        return None  # wrong while captured: not work elsewhere but a stale answer (the re-check reports it)
+    for k in outs:
+        refresh_in_place(sets[k])
+    graph.replay()
+    for k, got in current().items():
+        missed = _mismatch(got, eager(k))
+        if missed:
+            return f"a replay on new values of input set {k}: {missed}"
+    return None
 
 
 class _ClockProbe:
@@ -360,11 +422,15 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         graph_sets = [rot.take() for _ in range(per_sample)]
         for j in range(places.count if plan.graph_short else 1):  # one graph per place, or one at the module's own
             places.use(j)
-            captured = _capture(call, graph_sets)
-            if isinstance(captured, str):
+            captured = _capture(call, graph_sets, rot.sets)
+            missed = None if isinstance(captured, str) else _work_outside_capture(*captured, call, rot.sets)
+            if isinstance(captured, str) or missed:
                 graphs = []
                 graph_note = (f"; capture as a CUDA graph failed ({captured}), so eager calls were timed and the "
-                              "host's launch speed is part of the time")
+                              "host's launch speed is part of the time" if isinstance(captured, str) else
+                              f"; a captured CUDA graph missed the call's work ({missed}; work launched outside "
+                              "the capturing stream, such as a kernel on the legacy default stream, is not "
+                              "captured), so eager calls were timed and the host's launch speed is part of the time")
                 break
             graphs.append(captured)
         places.use(0)

@@ -314,3 +314,54 @@ def test_baseline_is_timed_with_median_and_ci(kind, tmp_path):
     assert verified.SPEEDUP_BASELINE == {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}
     with pytest.raises(ValueError):
         verified.run_baseline(type(job)(problem=job.problem, protocol="verified", device="cpu", baseline_kind="eager_fp16"))
+
+
+class _StandInGraph:
+    """Replays what it was given: the call's work (a graph that holds it) or nothing (a graph whose
+    work ran outside the capturing stream)."""
+
+    def __init__(self, replay: object) -> None:
+        self.replay = replay
+
+
+def _capture_case(holds_work: bool, stale_while_captured: bool) -> str | None:
+    """``_work_outside_capture`` on two input sets whose 'graph' outputs are static tensors, as a real
+    capture leaves them; ``_synchronize`` is a no-op on the CPU."""
+    from evaluations._verified import _timing
+
+    sets = [[torch.arange(6, dtype=torch.float32) + 10 * k] for k in range(2)]
+
+    def call(k: int) -> torch.Tensor:
+        return sets[k][0] * 2 + 1
+
+    outs = {k: torch.zeros(6) if stale_while_captured else call(k) for k in range(2)}
+
+    def replay() -> None:
+        if holds_work:
+            for k, out in outs.items():
+                out.copy_(call(k))
+
+    return _timing._work_outside_capture(_StandInGraph(replay), outs, call, sets)  # type: ignore[arg-type]
+
+
+def test_a_graph_whose_work_ran_outside_it_is_told_apart_from_one_holding_a_stale_answer(monkeypatch):
+    from evaluations._verified import _timing
+
+    monkeypatch.setattr(_timing, "_synchronize", lambda: None)
+    assert _capture_case(holds_work=True, stale_while_captured=False) is None  # an honest capture: graph used
+    evidence = _capture_case(holds_work=False, stale_while_captured=False)  # a legacy-stream kernel: eager
+    assert evidence is not None and "input set 0" in evidence and "differs from an eager call's" in evidence
+    assert _capture_case(holds_work=False, stale_while_captured=True) is None  # graph kept: the re-check flags it
+
+
+def test_graph_outputs_are_compared_within_float_noise_by_shape_and_exactly_for_integers():
+    from evaluations._verified._timing import _mismatch
+
+    x = torch.linspace(-1, 1, 50)
+    assert _mismatch([x + 1e-6], [x]) is None
+    assert _mismatch([x + 0.01], [x]) == "output 0 differs from an eager call's on the same inputs"
+    assert _mismatch([x, x[:3]], [x, x]) == "output 1 has shape (3,), an eager call's (50,)"
+    nan = torch.tensor([float("nan"), 1.0])
+    assert _mismatch([nan], [nan.clone()]) is None and _mismatch([nan], [torch.tensor([0.0, 1.0])]) is not None
+    assert _mismatch([torch.tensor([1, 2])], [torch.tensor([1, 3])]) is not None
+    assert _mismatch(["not a tensor"], [x]) is None
