@@ -25,6 +25,8 @@ from schemas._validate import validate
 
 REPO = Path(__file__).resolve().parents[2]
 DATASETS = REPO.parent / "shared" / "datasets"
+EXAMPLES = REPO / "tests" / "fixtures" / "gpu" / "problems"
+"""Problems of the committed ``kernelverdict-examples`` records (kept with the GPU test fixtures)."""
 _spec = importlib.util.spec_from_file_location("_record_factory", REPO / "tests" / "schemas" / "_record_factory.py")
 factory = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 _spec.loader.exec_module(factory)  # type: ignore[union-attr]
@@ -207,5 +209,20 @@ def test_a_committed_gpu_record_reproduces(tmp_path: Path) -> None:
     if not originals:
         pytest.skip("no committed h200 record")
     done = reproduce(originals[0], out_dir=tmp_path, device="cuda", dataset_roots=[REPO / ".data" / "datasets",
-                     DATASETS], build_dir=tmp_path / "build")
+                     DATASETS], problem_roots=[EXAMPLES], build_dir=tmp_path / "build")
     assert done.record.status == load_original(originals[0]).status
+
+
+def test_committed_records_of_repository_kernels_find_their_kernel_and_problem_in_the_repository() -> None:
+    from evaluations._reproduce import DEFAULT_PROBLEM_ROOTS, find_kernel, find_problem
+
+    originals = [r for r in (load_original(p) for p in sorted((REPO / "records").glob("*/*/*/*/level-*/*.json"))
+                             if "_baselines" not in p.parts and not p.name.endswith("__repro.json"))
+                 if r.kernel.url is None]
+    suites = {r.problem.suite for r in originals}
+    if not originals:
+        pytest.skip("no committed record of a kernel kept in this repository")
+    for record in originals:  # the exploit zoo's records included: its problems are a suite of their own
+        assert find_kernel(record, REPO, []).source
+        assert find_problem(record, [*DEFAULT_PROBLEM_ROOTS, EXAMPLES], []).sha256 == record.problem.source_sha256
+    assert "kernelverdict-zoo" in suites or not (REPO / "records" / "h200" / "exploit-zoo").exists()
