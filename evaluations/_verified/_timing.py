@@ -8,6 +8,7 @@ such. Calls under ~20 us are timed several to an event pair. A call whose host e
 longer than ~1 ms and at least half its device time (thousands of launches: recurrent nets) overflows
 the launch queue that the spin lets the host fill, so its event time would follow the host's launch
 speed; it is captured once as a CUDA graph and its replays are timed instead (when capture fails,
+or a replay does not redo the call's work because it was launched outside the capturing stream,
 eager calls are timed and the record says so). Calls under ``SHORT_GRAPH_MS`` are timed as graph
 replays too (the calls of one event pair in one graph). The timed module's weights rotate over
 ``PLACEMENTS`` places in memory, sample by sample (one graph per place under graph replays), so no
