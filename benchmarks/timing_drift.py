@@ -43,7 +43,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,6 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import PLAN, input_sets, paced_by, verified_run  # noqa: E402
 from self_speedup import build_pair, gpu_tasks  # noqa: E402
+
+from evaluations._verified._timing import host_loop_ms  # noqa: E402
 
 VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short", "protocol", "protocol-nogc")
 """What B is and how both are timed (see the module docstring)."""
@@ -71,18 +72,6 @@ def _collector_off() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
-
-
-def _py_ms(loops: int = 5, n: int = 200_000) -> float:
-    """Median time (ms) of a fixed pure-Python loop: the host's own speed, whatever the GPU does."""
-    times = []
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        acc = 0
-        for i in range(n):
-            acc += i & 7
-        times.append((time.perf_counter() - t0) * 1e3)
-    return sorted(times)[loops // 2]
 
 
 def _cpu_mhz() -> float | None:
@@ -105,7 +94,7 @@ def abba(source: str, tag: str, folder: Path, variant: str = "copy", order: str 
     protocol = variant in ("protocol", "protocol-nogc")
 
     def timed(name: str, module: torch.nn.Module, plan: Any) -> Any:
-        before = {"py_ms": _py_ms(), "cpu_mhz": _cpu_mhz()}
+        before = {"py_ms": host_loop_ms(loops=5, n=200_000), "cpu_mhz": _cpu_mhz()}
         with _collector_off() if variant == "protocol-nogc" else contextlib.nullcontext():
             run = verified_run(module, sets, plan)
         if host is not None:

@@ -36,6 +36,9 @@ BaselineKind = Literal["eager_fp32", "eager_tf32", "compile"]
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
+TIMING_NOTE_MAX = 1000
+"""Longest timing note (500 until 2026-11-29: a host-bound eager timing's note was cut short)."""
+
 
 class _Strict(BaseModel):
     """Base for every record part: unknown fields are refused, values are checked on assignment."""
@@ -256,7 +259,7 @@ class TimingStats(_Strict):
     """Median SM clock while timing, megahertz: a fixed count of device clock cycles spun after each
     batch of samples, divided by its event time (``None`` where not measured). Two timings of the same
     kernel at different clocks differ by about the clock ratio where the kernel is compute-bound."""
-    note: str | None = Field(default=None, max_length=500)
+    note: str | None = Field(default=None, max_length=TIMING_NOTE_MAX)
     """Anything a reader needs to interpret the timing."""
 
     @model_validator(mode="after")

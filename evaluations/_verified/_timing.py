@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from schemas import TimingStats
+from schemas._record import TIMING_NOTE_MAX
 
 from .. import _gpulock
 from .._outcomes import median
@@ -463,6 +464,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     samples: list[float] = []
     groups: list[list[float]] = [[] for _ in range(places.count)]  # samples by place of the weights
     clocks: list[float] = []
+    watch_host = not graphs and host_ms >= 0.5 * device_ms  # eager calls whose time the host may set
+    loop_before = host_loop_ms() if watch_host else 0.0
     started = perf_counter()
     while not _should_stop(groups, plan, started):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
@@ -481,6 +484,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
             samples.append(_elapsed(start, end) / per_sample)
             groups[j].append(samples[-1])
         clocks.append(clock.mhz())
+    loop_after = host_loop_ms() if watch_host else 0.0
     rotated = places.count
     places.restore()
     by_place = [median(g) for g in groups if g]
@@ -505,6 +509,9 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         note = (f"CUDA events after an L2 flush and a device spin that keeps host launch gaps out; host enqueue "
                 f"{host_ms:.3g} ms per call vs device {gpu_ms:.3g} ms" + (" (host-bound: the host, not the device, "
                 "would set the time of eager calls)" if host_bound else "")) + graph_note
+        if host_bound and watch_host:
+            note += (f"; the host's own speed, a fixed Python loop timed before and after: {loop_before:.3g} ms "
+                     f"and {loop_after:.3g} ms")
     if per_sample > 1:
         note += f"; {per_sample} calls on distinct input sets per event pair"
     if rotated > 1:
@@ -514,10 +521,26 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         note += " (method set by the problem's eager baseline)"
     stats = summarize_verified(samples, "cuda_graph" if graphs else "cuda_events",
                                groups=groups,
-                               calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:500],
+                               calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:TIMING_NOTE_MAX],
                                sm_clock_mhz=_clock_median(clocks))
     unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)
     return TimingRun(stats, outputs, host_ms, unsync, last_set=last_set)
+
+
+def host_loop_ms(loops: int = 3, n: int = 100_000) -> float:
+    """Median time (ms) of a fixed pure-Python loop that touches no device: the host's own speed.
+
+    An eager call that waits for the host inside (it cannot be captured) takes as long as the host
+    makes it; on a shared machine the host's own speed was seen to change twofold within a minute,
+    so the note of such a timing gives this loop's time before and after it."""
+    times = []
+    for _ in range(loops):
+        t0 = perf_counter()
+        acc = 0
+        for i in range(n):
+            acc += i & 7
+        times.append((perf_counter() - t0) * 1e3)
+    return sorted(times)[loops // 2]
 
 
 def _host_ms(fn: Callable[[], Any]) -> float:

@@ -55,8 +55,9 @@ def test_an_uncapturable_call_told_to_use_a_graph_is_timed_eager_and_says_why():
 
     plan = TimingPlan(warmup_s=0.05, min_calls=30, min_time_s=0.1, time_cap_s=2.0, cuda_graph=1)
     run = time_calls(syncing, sets, torch.device("cuda"), plan)
-    assert run.stats.method == "cuda_events"
+    assert run.stats.method == "cuda_events" and run.stats.host_bound, run.stats.note
     assert "capture as a CUDA graph failed" in (run.stats.note or "")
+    assert "the host's own speed, a fixed Python loop timed before and after" in (run.stats.note or "")
     torch.testing.assert_close(run.last_outputs[run.last_set], _recurrence(sets[run.last_set][0]))
 
 
