@@ -263,7 +263,23 @@ def _capture(call: Callable[[int], Any], ks: list[int],
             _synchronize()
         except Exception:  # noqa: BLE001, S110 - the error above is the one reported
             pass
+        _end_failed_capture()
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:160]
+
+
+def _end_failed_capture() -> None:
+    """Leave the device's random generator as it was before a capture that failed.
+
+    A capture that fails at its end never runs the generator's capture epilogue, so the generator
+    stays in capture mode and the next random draw on the device fails ("Offset increment outside
+    graph capture encountered unexpectedly"): a model that draws random numbers in its forward could
+    then not even be timed eager. A capture of one small kernel runs prologue and epilogue again."""
+    try:
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            torch.zeros(1, device="cuda")
+        _synchronize()
+    except Exception:  # noqa: BLE001, S110 - best effort: the eager timing reports what still fails
+        pass
 
 
 def _mismatch(got: list[Any], want: list[Any]) -> str | None:

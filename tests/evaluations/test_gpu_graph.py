@@ -59,6 +59,8 @@ def test_an_uncapturable_call_told_to_use_a_graph_is_timed_eager_and_says_why():
     assert "capture as a CUDA graph failed" in (run.stats.note or "")
     assert "the host's own speed, a fixed Python loop timed before and after" in (run.stats.note or "")
     torch.testing.assert_close(run.last_outputs[run.last_set], _recurrence(sets[run.last_set][0]))
+    # the failed capture left the device's random generator usable (its capture epilogue was run again)
+    assert torch.randn(8, device="cuda").isfinite().all()
 
 
 def _verified(fixtures_dir: Path, candidates: str, tmp_path: Path) -> tuple[dict, dict]:
