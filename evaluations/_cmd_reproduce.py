@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="folder holding local copies of public datasets (repeatable; default: .data/datasets)")
     p.add_argument("--problems", metavar="PATH", action="append", type=Path, default=[],
                    help="extra problem folder, KernelBench checkout or JSON-lines bundle to find problems in "
-                   "(repeatable; the suites in evaluations/problems are always searched)")
+                   "(repeatable; the suites in evaluations/problems and the exploit zoo's problems are always searched)")
     p.add_argument("--timeout", metavar="S", type=float, default=300.0,
                    help="deadline per candidate or baseline, seconds (default: 300)")
     p.add_argument("--build-dir", metavar="DIR", type=Path, default=Path(".kv-cache/build"),
