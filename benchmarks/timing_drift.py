@@ -50,12 +50,11 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from evaluations._verified._timing import host_loop_ms  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import PLAN, input_sets, paced_by, verified_run  # noqa: E402
 from self_speedup import build_pair, gpu_tasks  # noqa: E402
-
-from evaluations._verified._timing import host_loop_ms  # noqa: E402
 
 VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short", "protocol", "protocol-nogc")
 """What B is and how both are timed (see the module docstring)."""

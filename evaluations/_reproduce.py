@@ -21,7 +21,8 @@ from ._types import Candidate, Origin, Problem, sha256_text
 
 DEFAULT_DATASET_ROOTS = (Path(".data/datasets"),)
 """Where local copies of public datasets are looked for when ``--dataset-root`` is not given."""
-DEFAULT_PROBLEM_ROOTS = (Path(__file__).resolve().parent / "problems", Path(__file__).resolve().parent / "zoo" / "problems")
+_HERE = Path(__file__).resolve().parent
+DEFAULT_PROBLEM_ROOTS = (_HERE / "problems", _HERE / "zoo" / "problems")
 """Problem suites kept in this repository: a folder of suites (each subfolder is one) and the exploit zoo's."""
 NO_CI_TOLERANCE = 0.05
 """Relative band a reproduced speedup must fall in when the original records no confidence interval."""

@@ -444,11 +444,10 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
             missed = None if isinstance(captured, str) else _work_outside_capture(*captured, call, rot.sets)
             if isinstance(captured, str) or missed:
                 graphs = []
-                graph_note = (f"; capture as a CUDA graph failed ({captured}), so eager calls were timed and the "
-                              "host's launch speed is part of the time" if isinstance(captured, str) else
-                              f"; a captured CUDA graph missed the call's work ({missed}; work launched outside "
-                              "the capturing stream, such as a kernel on the legacy default stream, is not "
-                              "captured), so eager calls were timed and the host's launch speed is part of the time")
+                why = (f"capture as a CUDA graph failed ({captured})" if isinstance(captured, str) else
+                       f"a captured CUDA graph missed the call's work ({missed}; work launched outside the capturing "
+                       "stream, such as a kernel on the legacy default stream, is not captured)")
+                graph_note = f"; {why}, so eager calls were timed and the host's launch speed is part of the time"
                 break
             graphs.append(captured)
         places.use(0)
