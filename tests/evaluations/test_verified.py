@@ -363,6 +363,8 @@ def test_graph_outputs_are_compared_within_float_noise_by_shape_and_exactly_for_
     assert _mismatch([x, x[:3]], [x, x]) == "output 1 has shape (3,), an eager call's (50,)"
     nan = torch.tensor([float("nan"), 1.0])
     assert _mismatch([nan], [nan.clone()]) is None and _mismatch([nan], [torch.tensor([0.0, 1.0])]) is not None
+    inf = torch.tensor([float("inf"), -float("inf"), 1.0])  # an overflow the graph and the eager call share
+    assert _mismatch([inf], [inf.clone()]) is None and _mismatch([inf], [-inf]) is not None
     assert _mismatch([torch.tensor([1, 2])], [torch.tensor([1, 3])]) is not None
     assert _mismatch(["not a tensor"], [x]) is None
 
