@@ -49,6 +49,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--concurrent", metavar="N", type=int, default=1,
                    help="CUDA only: evaluations in flight at once on the one GPU; each timing holds the GPU alone "
                    "while the others load, check and wait (default: 1)")
+    p.add_argument("--in-turns", action="store_true", help="verified protocol: time every candidate in turns with fresh "
+                   "timings of its problem's baselines, each in its own worker, a batch of samples a turn (default: only for a "
+                   "problem whose eager baseline is host-bound and timed as eager calls)")
     p.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
     p.add_argument("--prewarm", action="store_true", help="on CUDA, keep a spare worker importing torch ahead of the "
                    "next isolated call to save start-up time (each worker still serves one job)")
@@ -129,7 +132,8 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
     config = RunConfig(out_dir=Path(args.out), protocols=protocols, device=device, timeout_s=args.timeout,
                        jobs=args.jobs, build_dir=Path(args.build_dir), build_timeout_s=args.build_timeout,
                        options=options, progress=not args.no_progress,
-                       prewarm=default_prewarm(device, args.prewarm), concurrent=args.concurrent)
+                       prewarm=default_prewarm(device, args.prewarm), concurrent=args.concurrent,
+                       in_turns=args.in_turns)
     with _sigterm_interrupts():
         summary = run(loaded, config, capture_environment(device))
     print_summary(summary, protocols)

@@ -139,3 +139,21 @@ def exclusive() -> Iterator[None]:
             _flock(main, fcntl.LOCK_SH)  # back to shared while still holding the gate: no one slips in
     finally:
         _flock(gate, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def released() -> Iterator[None]:
+    """Let go of the device entirely for the duration (waiting for another process's turn to time), then
+    hold it shared again; a no-op outside :func:`shared` or without the lock."""
+    main, gate = _state["main"], _state["gate"]
+    if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+        yield
+        return
+    assert isinstance(main, int) and isinstance(gate, int)
+    _sync_device()
+    _flock(main, fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        _enter_shared(main, gate)
+

@@ -89,6 +89,27 @@ def statistic_ms(timing: TimingStats, name: str) -> float:
     return timing.mean_ms if name == "mean" else timing.median_ms
 
 
+GRAPH_HOST_MS = 1.0
+"""Host enqueue time per call from which a host-bound call is timed as CUDA graph replays."""
+
+
+def uses_graph(host_ms: float, device_ms: float) -> bool:
+    """Whether a call (one per event pair) is timed as CUDA graph replays: its host enqueue time is over
+    ``GRAPH_HOST_MS`` and at least half its device time, so eager event times would follow the host."""
+    return host_ms >= GRAPH_HOST_MS and host_ms >= 0.5 * device_ms
+
+
+def host_speed_bound(stats: TimingStats) -> bool:
+    """Whether a timing of eager calls follows the host's own speed: a graph was wanted (``uses_graph``) but
+    could not hold the call (capture failed, or the work ran outside it). Timings without the host enqueue
+    time (recorded before it was) count when they were judged host-bound."""
+    if stats.method != "cuda_events":
+        return False
+    if stats.host_enqueue_ms is None:
+        return bool(stats.host_bound)
+    return stats.calls_per_sample == 1 and uses_graph(stats.host_enqueue_ms, stats.median_ms)
+
+
 def pacing_of(stats: TimingStats) -> dict[str, int]:
     """Plan options that make a timing follow ``stats``' method (calls per event pair, and eager calls
     or graph replays): how every other timing of a problem follows its eager baseline's."""

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -24,10 +24,10 @@ from typing import Any
 import schemas
 from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, Record
 
-from . import _extensions, _gpulock
+from . import _extensions, _gpulock, _turns
 from ._isolation import IsolatedResult, Spare, run_isolated, start_spare
 from ._loaders import Loaded
-from ._outcomes import BaselineOutcome, CandidateOutcome, pacing_of, statistic_ms
+from ._outcomes import BaselineOutcome, CandidateOutcome, host_speed_bound, pacing_of, statistic_ms
 from ._types import Candidate, Job, Problem
 
 MAX_ERROR_CHARS = 4000
@@ -68,6 +68,10 @@ class RunConfig:
     concurrent: int = 1
     """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``_gpulock``: every
     timing holds the device alone; start-up, loading, correctness and integrity work overlap."""
+    in_turns: bool = False
+    """Time every candidate of a protocol that takes turns (verified) in turns with fresh timings of its problem's
+    baselines (``Runner.timed_in_turns``); otherwise only where that protocol asks for it (a host-bound eager
+    baseline)."""
 
 
 @dataclass
@@ -205,9 +209,10 @@ class Runner:
             return False, None
         return True, self.baseline(protocol, problem, pacer_kind)
 
-    def _isolated(self, target: str, job: Job, tag: str, timeout_s: float, spare: bool = True) -> IsolatedResult:
+    def _isolated(self, target: str, job: Job, tag: str, timeout_s: float, spare: bool = True,
+                  cancel: Any = None) -> IsolatedResult:
         log = self.config.build_dir / "logs" / f"{tag}.log"
-        return run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=self.cancel,
+        return run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
                             spare=self._next_spare() if spare else None)
 
     def _next_spare(self) -> Spare | None:
@@ -325,23 +330,82 @@ class Runner:
             return None
         job = self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1])
         outcome = self._build_errors.get(candidate.sha256)
+        in_turns: dict[str, BaselineRecord] = {}
         if outcome is None:
-            result = self._isolated("evaluations._worker:run_job", job, f"eval-{protocol}-{candidate.sha256[:16]}",
-                                    self.config.timeout_s)
+            tag = f"eval-{protocol}-{candidate.sha256[:16]}"
+            if self._in_turns(module, baselines):  # type: ignore[arg-type]
+                result, in_turns, turn_notes = self.timed_in_turns(job, baselines, tag)  # type: ignore[arg-type]
+            else:
+                result, turn_notes = self._isolated("evaluations._worker:run_job", job, tag, self.config.timeout_s), []
             if result.failure is not None and result.failure.kind == "cancelled":
                 return None  # the run was interrupted: no verdict, and a re-run evaluates it again
             outcome = result.value if result.ok else failed_outcome(result)
             if result.ok and outcome.error and result.output_tail.strip() and outcome.status != "incorrect":
                 outcome.error = _error_text(outcome.error, result.output_tail)
+            outcome.notes = [*outcome.notes, *turn_notes]
         if outcome.status == "correct" and outcome.peak_memory_bytes is None:
             outcome.peak_memory_bytes = self._memory(module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
         if self.cancel.is_set():
             return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
         if self._concurrency_note:
             outcome.notes = [*outcome.notes, self._concurrency_note]
-        record = assemble_record(self, protocol, problem, candidate, outcome, baselines)  # type: ignore[arg-type]
+        record = assemble_record(self, protocol, problem, candidate, outcome,
+                                 {**baselines, **in_turns}, in_turns=set(in_turns))  # type: ignore[dict-item]
         schemas.write_record(path, record)
         return record
+
+    def _in_turns(self, module: ModuleType, baselines: dict[str, BaselineRecord]) -> bool:
+        """Whether a candidate is timed in turns with its baselines: when asked for, or where the protocol
+        does so for a problem whose eager baseline follows the host's own speed (``host_speed_bound``: a
+        graph could not hold the call), as that speed then sets every timing of the problem."""
+        if not getattr(module, "TURNS_WHEN_HOST_BOUND", False):
+            return False  # a protocol whose timing takes no turns (the standard one)
+        eager = baselines[module.SPEEDUP_BASELINE["vs_eager"]].timing
+        return self.config.in_turns or (self.config.device == "cuda" and host_speed_bound(eager))
+
+    def timed_in_turns(self, job: Job, baselines: dict[str, BaselineRecord],
+                       tag: str) -> tuple[IsolatedResult, dict[str, BaselineRecord], list[str]]:
+        """The candidate's worker, with every baseline kind timed anew beside it in a worker of its own, the
+        timings taking turns of a batch of samples each (``_turns``), every turn on the same host core: (the
+        candidate's result, the baselines timed in turns, notes). A baseline whose timing in turns fails keeps its earlier timing,
+        and a note says so. Deadlines are twice the run's, as each timing waits for the others' turns."""
+        kinds = list(baselines)
+        path = _turns.create(self.config.build_dir / "turns" / f"{tag}.json", 1 + len(kinds))
+        eager = baselines[self.protocols[job.protocol].SPEEDUP_BASELINE["vs_eager"]]
+        shared = {"turns": str(path), "turn_cpu": max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else -1}
+        jobs = [replace(job, options={**job.options, **shared, "party": 0})]
+        for party, kind in enumerate(kinds, 1):
+            own = self._job(job.protocol, self.problems[job.problem.key], kind=kind, pacer=eager)
+            jobs.append(replace(own, options={**own.options, **shared, "party": party}))
+        untimed = threading.Event()
+        cancel = _AnySet(self.cancel, untimed)  # baselines stop once the candidate ended without a timing
+
+        def run(party: int) -> IsolatedResult:
+            result = None
+            try:
+                result = self._isolated("evaluations._worker:run_job", jobs[party],
+                                        tag if party == 0 else f"{tag}-turns-{kinds[party - 1]}",
+                                        2 * self.config.timeout_s, spare=False, cancel=self.cancel if party == 0 else cancel)
+                return result
+            finally:
+                _turns.mark_gone(path, party)
+                if party == 0 and not _timed(result):
+                    untimed.set()
+
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            results = list(pool.map(run, range(len(jobs))))
+        lead = results[0]
+        if not _timed(lead):
+            return lead, {}, []
+        timed, notes = {}, []
+        for kind, result in zip(kinds, results[1:], strict=True):
+            if result.ok:
+                timed[kind] = baselines[kind].model_copy(update={"timing": result.value.timing})
+            else:
+                reason = result.failure.message if result.failure else "no result"
+                notes.append(f"the {kind} baseline timed in turns beside this candidate failed ({reason[:200]}); "
+                             "its earlier timing, taken alone, is used")
+        return lead, timed, notes
 
 
 def _kernel_source(candidate: Candidate) -> schemas.KernelSource:
@@ -358,13 +422,31 @@ def _roofline(problem: Problem, hardware: str, candidate_ms: float, baseline_ms:
     return roofline_for(problem, hardware, candidate_ms, baseline_ms)
 
 
+def _timed(result: IsolatedResult | None) -> bool:
+    """Whether an isolated candidate call came back with a timing."""
+    return result is not None and result.ok and getattr(result.value, "timing", None) is not None
+
+
+class _AnySet:
+    """Set when any of its events is (the ``cancel`` of an isolated call that more than one thing may stop)."""
+
+    def __init__(self, *events: threading.Event) -> None:
+        self.events = events
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self.events)
+
+
 def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: Candidate,
-                    outcome: CandidateOutcome, baselines: dict[str, BaselineRecord]) -> Record:
-    """A schema record from a candidate outcome and the problem's baselines."""
+                    outcome: CandidateOutcome, baselines: dict[str, BaselineRecord],
+                    in_turns: set[str] | frozenset[str] = frozenset()) -> Record:
+    """A schema record from a candidate outcome and the problem's baselines (those of ``in_turns`` timed in
+    turns beside the candidate: no baseline record holds their timing, so they name none)."""
     module, info = runner.protocols[protocol], runner.infos[protocol]
     stat = info.timing.statistic
     timings = [BaselineTiming(kind=b.kind, timing=b.timing, peak_memory_bytes=b.peak_memory_bytes,
-                              baseline_id=baseline_path(Path(), runner.env, info, problem, b.kind).as_posix())
+                              baseline_id=None if b.kind in in_turns else
+                              baseline_path(Path(), runner.env, info, problem, b.kind).as_posix())
                for b in baselines.values()]
     speedups: dict[str, float] = {}
     roofline = None

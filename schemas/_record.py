@@ -255,6 +255,9 @@ class TimingStats(_Strict):
     """Whether L2 was flushed before each call."""
     host_bound: bool | None = None
     """True when the host's launch speed, not the device, set the time (``None`` if not judged)."""
+    host_enqueue_ms: float | None = Field(default=None, ge=0)
+    """Host time to enqueue one eager call, the device spinning meanwhile (median of a few), milliseconds
+    (``None`` where not measured)."""
     sm_clock_mhz: float | None = Field(default=None, gt=0)
     """Median SM clock while timing, megahertz: a fixed count of device clock cycles spun after each
     batch of samples, divided by its event time (``None`` where not measured). Two timings of the same

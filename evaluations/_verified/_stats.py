@@ -118,7 +118,7 @@ def iqr(samples: list[float]) -> float:
 def summarize_verified(samples_ms: list[float], method: TimingMethod, *, calls_per_sample: int = 1,
                        l2_flush: bool = True, host_bound: bool | None = None,
                        note: str | None = None, sm_clock_mhz: float | None = None,
-                       groups: list[list[float]] | None = None) -> TimingStats:
+                       groups: list[list[float]] | None = None, host_enqueue_ms: float | None = None) -> TimingStats:
     """Timing statistics with quartiles and the 95% CI of the median (per-call milliseconds).
 
     ``groups`` splits the same samples by the condition rotated over (places of the weights): the
@@ -133,5 +133,5 @@ def summarize_verified(samples_ms: list[float], method: TimingMethod, *, calls_p
         mean_ms=mean(clean), median_ms=centre, min_ms=min(clean), max_ms=max(clean),
         std_ms=std(clean), q1_ms=quantile(clean, 0.25), q3_ms=quantile(clean, 0.75),
         ci95_low_ms=ci.low, ci95_high_ms=ci.high, l2_flush=l2_flush, host_bound=host_bound, note=note,
-        sm_clock_mhz=sm_clock_mhz,
+        sm_clock_mhz=sm_clock_mhz, host_enqueue_ms=host_enqueue_ms,
     )

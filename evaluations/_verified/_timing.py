@@ -22,7 +22,9 @@ On the CPU the same loop uses a monotonic host clock.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter, perf_counter_ns
@@ -34,7 +36,8 @@ from schemas import TimingStats
 from schemas._record import TIMING_NOTE_MAX
 
 from .. import _gpulock
-from .._outcomes import median
+from .._outcomes import median, uses_graph
+from .._turns import Turns
 from ._distributions import refresh_in_place
 from ._integrity import outputs_of
 from ._stats import grouped_half_width_rel, grouped_median, summarize_verified
@@ -47,12 +50,13 @@ SAMPLE_TARGET_MS = 0.2
 """Device time aimed at per event pair for short calls."""
 BATCH = 25
 """Samples collected between two looks at the stopping rule."""
+TURN_MS = 100.0
+"""Time aimed at per turn when timings take turns (``_Slots``): a batch of fewer samples for long calls, so
+the host drifts little between a timing's turn and the next timing's."""
 SPIN_MARGIN = 1.5
 """Spin length as a multiple of the measured host enqueue time of one sample."""
 SPIN_MAX_MS = 50.0
 """Longest spin before one sample."""
-GRAPH_HOST_MS = 1.0
-"""Host enqueue time per call from which a host-bound call is timed as CUDA graph replays."""
 PLACEMENTS = 16
 """Places in device memory a timed module's weights rotate over, one per sample (see ``_Placements``);
 four left a place's luck in the mean of some problems (a 1.2 ms transposed convolution 2.7% apart)."""
@@ -102,6 +106,14 @@ class TimingPlan:
     cuda_graph: int = 0
     """1: time replays of a CUDA graph captured from one call; -1: time eager calls; 0: decide from this
     call's probe (``uses_graph``). Set, like ``calls_per_sample``, by the problem's eager baseline."""
+    turns: str = ""
+    """Path of a turns file (``_turns``): this timing takes turns with other processes' timings of the same
+    problem, a batch of samples a turn ("": timed alone, holding the device throughout)."""
+    party: int = 0
+    """This timing's place in the round of ``turns`` (0: the candidate, which the others follow)."""
+    turn_cpu: int = -1
+    """Host core every timing of the round runs its turns on (-1: wherever the system puts it). A host's slow
+    phases were seen to be its cores': two processes on different cores did not share them, on one core they did."""
 
     @classmethod
     def of(cls, options: dict[str, Any]) -> TimingPlan:
@@ -124,9 +136,13 @@ class TimingRun:
     """Set index -> output of the last timed call on that set (inputs unchanged since)."""
     host_ms_per_call: float | None = None
     unsynchronised: str | None = None
+    """Evidence of device work outside the timed stream, or ``None``."""
     last_set: int = 0
     """Set index of the most recent call (its output is current even if buffers are reused)."""
-    """Evidence of device work outside the timed stream, or ``None``."""
+    samples_ms: list[float] = field(default_factory=list)
+    """Every sample (ms per call), in the order taken."""
+    batches: list[int] = field(default_factory=list)
+    """The batch each sample of ``samples_ms`` belongs to (in turns: the round, the same for every timing of it)."""
 
 
 class _Rotation:
@@ -193,21 +209,107 @@ def _should_stop(groups: list[list[float]], plan: TimingPlan, started: float) ->
             and grouped_half_width_rel(groups) < plan.ci_target_rel)
 
 
+class _Slots:
+    """The turns a timing takes with other processes' timings (``plan.turns``), or one long turn when alone.
+
+    ``begin`` waits for this timing's turn (letting go of a shared GPU meanwhile) and then holds the
+    device alone; ``end`` lets the device go quiet and hands the turn on, saying whether this timing's
+    stopping rule is met. Alone, both do nothing (``time_calls`` holds the device throughout). In
+    turns, the stopping rule's clock counts this timing's own time only (not its waits for the others'
+    turns), and a batch is cut to about ``TURN_MS``."""
+
+    def __init__(self, plan: TimingPlan, cuda: bool) -> None:
+        self.turns = Turns(plan.turns, plan.party) if plan.turns else None
+        self.cuda = cuda
+        self.cpu = plan.turn_cpu if plan.turn_cpu >= 0 and hasattr(os, "sched_setaffinity") else None
+        self.batch = BATCH
+        self._held = contextlib.ExitStack()
+        self._waited_before = 0.0
+
+    def begin(self) -> bool:
+        """Wait for this timing's turn; True when all timings of the round are to stop (this turn is the last)."""
+        if self.turns is None:
+            return False
+        with _gpulock.released():
+            stop = self.turns.take()
+        self._held.enter_context(_gpulock.exclusive())
+        if self.cpu is not None:  # this thread on the round's core for its turn; waiting, it polls elsewhere
+            before = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, {self.cpu})
+            self._held.callback(os.sched_setaffinity, 0, before)
+        return stop
+
+    def _hand_on(self) -> None:
+        if self.cuda:
+            _synchronize()
+        self._held.close()
+
+    def end(self, satisfied: bool) -> None:
+        """Hand the turn on (nothing of this timing's device work left running)."""
+        if self.turns is not None:
+            self._hand_on()
+            self.turns.give(satisfied)
+
+    def leave(self) -> None:
+        """Hand the turn on for good, after the last one."""
+        if self.turns is not None:
+            self._hand_on()
+            self.turns.leave()
+
+    def sampling(self, sample_ms: float) -> float:
+        """Sampling starts (samples of about ``sample_ms`` each); returns its start on the stopping rule's clock."""
+        if self.turns is not None:
+            self.batch = max(1, min(BATCH, int(TURN_MS / max(sample_ms, 1e-3))))
+            self._waited_before = self.turns.waited_s
+        return perf_counter()
+
+    def _stop(self, groups: list[list[float]], plan: TimingPlan, started: float) -> bool:
+        waited = self.turns.waited_s - self._waited_before if self.turns is not None else 0.0
+        return _should_stop(groups, plan, started + waited)
+
+    def finished(self, groups: list[list[float]], plan: TimingPlan, started: float) -> bool:
+        """Before a batch of samples: whether sampling ends. Alone, by this timing's stopping rule; in turns,
+        once every timing's rule is met (told at the start of a turn, which is then the last one)."""
+        return self._stop(groups, plan, started) if self.turns is None else self.begin()
+
+    def batch_done(self, groups: list[list[float]], plan: TimingPlan, started: float) -> None:
+        """After a batch of samples: in turns, hand the turn on with this timing's stopping rule."""
+        if self.turns is not None:
+            self.end(self._stop(groups, plan, started))
+
+    def note(self) -> str:
+        """What the record says of the turns ("" when timed alone)."""
+        if self.turns is None:
+            return ""
+        return (f"; timed in turns with {self.turns.parties - 1} other process(es) timing the same problem, "
+                f"{self.batch} sample(s) a turn" + (f", every turn on host core {self.cpu}" if self.cpu is not None
+                                                     else "") + ", so the host's slow phases weigh on each timing "
+                f"alike (waited {self.turns.waited_s:.3g} s in all for their turns)")
+
+
 def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
-    started = perf_counter()
+    slots = _Slots(plan, cuda=False)
+    slots.begin()
+    started, warm = perf_counter(), []
     while perf_counter() - started < plan.warmup_s or not all(rot.used):
         k = rot.take()
+        t0 = perf_counter_ns()
         outputs[k] = call(k)
+        warm.append((perf_counter_ns() - t0) / 1e6)
+    slots.end(False)
     samples: list[float] = []
-    started = perf_counter()
-    while not _should_stop([samples], plan, started):
-        for _ in range(BATCH):
+    started = slots.sampling(median(warm))
+    while not slots.finished([samples], plan, started):
+        for _ in range(slots.batch):
             k = rot.take()
             t0 = perf_counter_ns()
             outputs[k] = call(k)
             samples.append((perf_counter_ns() - t0) / 1e6)
+        slots.batch_done([samples], plan, started)
+    slots.leave()
     stats = summarize_verified(samples, "host_clock", l2_flush=False,
-                               note="host monotonic clock on the CPU; inputs rotated and refreshed before every call")
+                               note="host monotonic clock on the CPU; inputs rotated and refreshed before every call"
+                               + slots.note())
     return TimingRun(stats, outputs, last_set=(rot.next - 1) % len(rot.sets))
 
 
@@ -231,12 +333,6 @@ def calls_per_sample(device_ms: float, sets: int) -> int:
     if device_ms >= SHORT_CALL_MS:
         return 1
     return max(1, min(sets, math.ceil(SAMPLE_TARGET_MS / max(device_ms, 1e-4))))
-
-
-def uses_graph(host_ms: float, device_ms: float) -> bool:
-    """Whether a call (one per event pair) is timed as CUDA graph replays: its host enqueue time is over
-    ``GRAPH_HOST_MS`` and at least half its device time, so eager event times would follow the host."""
-    return host_ms >= GRAPH_HOST_MS and host_ms >= 0.5 * device_ms
 
 
 def _capture(call: Callable[[int], Any], ks: list[int],
@@ -417,6 +513,8 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
                module: torch.nn.Module | None = None) -> TimingRun:
     if plan.flush not in ("write", "read"):
         raise ValueError(f"unknown L2 flush {plan.flush!r} (write or read)")
+    slots = _Slots(plan, cuda=True)
+    slots.begin()  # warm-up, probe and capture in this timing's first turn
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     if plan.flush == "read":
         flush.zero_()
@@ -479,11 +577,14 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     samples: list[float] = []
     groups: list[list[float]] = [[] for _ in range(places.count)]  # samples by place of the weights
     clocks: list[float] = []
+    batches: list[int] = []
     watch_host = not graphs and host_ms >= 0.5 * device_ms  # eager calls whose time the host may set
     loop_before = host_loop_ms() if watch_host else 0.0
-    started = perf_counter()
-    while not _should_stop(groups, plan, started):
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
+    slots.end(False)
+    started = slots.sampling(max(host_ms, device_ms) * per_sample + spin / _cycles_per_ms())
+    while not slots.finished(groups, plan, started):
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in range(slots.batch)]
         where = []
         for start, end in events:
             ks = prepare()
@@ -496,9 +597,11 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         clock = _clock_probe()
         _synchronize()
         for (start, end), j in zip(events, where, strict=True):
+            batches.append(len(clocks))
             samples.append(_elapsed(start, end) / per_sample)
             groups[j].append(samples[-1])
         clocks.append(clock.mhz())
+        slots.batch_done(groups, plan, started)
     loop_after = host_loop_ms() if watch_host else 0.0
     rotated = places.count
     places.restore()
@@ -527,6 +630,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         if host_bound and watch_host:
             note += (f"; the host's own speed, a fixed Python loop timed before and after: {loop_before:.3g} ms "
                      f"and {loop_after:.3g} ms")
+    note += slots.note()
     if per_sample > 1:
         note += f"; {per_sample} calls on distinct input sets per event pair"
     if rotated > 1:
@@ -537,9 +641,11 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     stats = summarize_verified(samples, "cuda_graph" if graphs else "cuda_events",
                                groups=groups,
                                calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:TIMING_NOTE_MAX],
+                               host_enqueue_ms=host_ms,
                                sm_clock_mhz=_clock_median(clocks))
-    unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)
-    return TimingRun(stats, outputs, host_ms, unsync, last_set=last_set)
+    unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)  # in the last turn: nothing else on the device
+    slots.leave()
+    return TimingRun(stats, outputs, host_ms, unsync, last_set=last_set, samples_ms=samples, batches=batches)
 
 
 def host_loop_ms(loops: int = 3, n: int = 100_000) -> float:
@@ -582,6 +688,7 @@ def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.
     outputs: dict[int, Any] = {}
     with torch.no_grad():
         if device.type == "cuda":
-            with _gpulock.exclusive():  # concurrent workers: nothing else runs on the GPU while this one times
+            # concurrent workers: nothing else runs on the GPU while this one times (in turns: during its turns)
+            with _gpulock.exclusive() if not plan.turns else contextlib.nullcontext():
                 return _time_cuda(call, rot, plan, outputs, module)
         return _time_host(call, rot, plan, outputs)

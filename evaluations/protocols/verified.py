@@ -8,7 +8,8 @@ atol = rtol = 1e-3 judged by the precision policy, and the integrity checks of
 a 95% CI over at least 100 calls and 0.5 s, until the CI half-width is under 0.5% or a time cap;
 the module's weights rotated over sixteen places (the time: the mean of their medians); replays of
 captured CUDA graphs where the call is under 0.1 ms or the eager call is host-bound
-(``_verified._timing``).
+(``_verified._timing``); a candidate of a problem whose eager calls follow the host's own speed is timed
+in turns with fresh timings of the baselines, every turn on one host core (``TURNS_WHEN_HOST_BOUND``).
 See DESIGN.md, "Protocols".
 """
 
@@ -32,8 +33,10 @@ VERSION = "1.1"
 """1.1: calls under 0.1 ms timed as CUDA graph replays, weights rotated over sixteen places (1.0: eager
 short calls, four places or none). Records and cached baselines of another version are redone, and a
 record of another version is not reproduced by this one. Within 1.1, a captured graph is checked
-against eager calls before it is timed (a graph that misses the call's work is not used); this
-changed no published record, as none of them was timed as graph replays."""
+against eager calls before it is timed (a graph that misses the call's work is not used), and a problem
+whose eager baseline follows the host's own speed has its candidates timed in turns with fresh baseline
+timings (``TURNS_WHEN_HOST_BOUND``); neither changed a published record, as none of them was timed as
+graph replays or is of such a problem."""
 INFO = ProtocolInfo(
     name="verified", version=VERSION, atol=1e-3, rtol=1e-3, seeds=[],
     distributions=[d.label for d in DISTRIBUTIONS], tf32_baseline=True,
@@ -46,6 +49,11 @@ SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_tf32", "vs_compile": "com
 PACED_BY_EAGER_BASELINE = True
 """The eager baseline's calls per event pair and timing method (eager calls, or CUDA graph replays for a
 host-bound problem) are reused by the other baselines and every candidate."""
+TURNS_WHEN_HOST_BOUND = True
+"""Where the eager baseline is host-bound and timed as eager calls (no CUDA graph could hold the call), every
+candidate is timed in turns with fresh timings of all baseline kinds, each in its own worker, a batch of
+samples a turn (``Runner.timed_in_turns``): the host's own speed, which sets such times and drifts, then
+weighs on candidate and baselines alike."""
 
 
 def run_candidate(job: Job) -> CandidateOutcome:

@@ -1,0 +1,162 @@
+"""Timings taken in turns: the turns file's round, its stop and its gone parties, then a verified run on the CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+import schemas
+from evaluations import _turns
+from evaluations.cli import main
+
+
+def _party(path: Path, party: int, rounds: int, log: list[tuple[int, bool]], lock: threading.Lock) -> None:
+    """Take turns until told to stop; satisfied after ``rounds`` turns of its own."""
+    turns = _turns.Turns(path, party)
+    taken = 0
+    while True:
+        stop = turns.take()
+        with lock:
+            log.append((party, stop))
+        if stop:
+            turns.leave()
+            return
+        taken += 1
+        turns.give(taken >= rounds)
+
+
+def _run(path: Path, rounds: list[int]) -> list[tuple[int, bool]]:
+    log: list[tuple[int, bool]] = []
+    lock = threading.Lock()
+    threads = [threading.Thread(target=_party, args=(path, p, r, log, lock)) for p, r in enumerate(rounds)]
+    for t in reversed(threads):  # the last party starts first: the order comes from the file, not the start
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+        assert not t.is_alive()
+    return log
+
+
+def test_parties_take_turns_in_a_fixed_round_until_every_one_is_satisfied(tmp_path):
+    path = _turns.create(tmp_path / "t.json", 3)
+    log = _run(path, [2, 5, 3])
+
+    # party 1, the slowest, is satisfied at its fifth turn: the stop comes then, and each has one last turn
+    assert [p for p, _ in log] == [0, 1, 2] * 4 + [0, 1] + [2, 0, 1]
+    assert [stop for _, stop in log] == [False] * 14 + [True] * 3
+    state = json.loads(path.read_text())
+    assert state["stop"] and all(state["gone"])
+
+
+def test_a_gone_party_is_skipped_and_the_others_go_on(tmp_path):
+    path = _turns.create(tmp_path / "t.json", 3)
+    _turns.mark_gone(path, 1)  # its worker ended before its first turn (a baseline that failed to load)
+    log = _run_parties(path, {0: 2, 2: 2})
+    assert [p for p, _ in log] == [0, 2, 0, 2, 0, 2]
+    assert [stop for _, stop in log] == [False] * 4 + [True] * 2
+
+
+def _run_parties(path: Path, rounds: dict[int, int]) -> list[tuple[int, bool]]:
+    log: list[tuple[int, bool]] = []
+    lock = threading.Lock()
+    threads = [threading.Thread(target=_party, args=(path, p, r, log, lock)) for p, r in rounds.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+        assert not t.is_alive()
+    return log
+
+
+def test_the_others_are_abandoned_when_the_lead_ends_before_the_stop(tmp_path):
+    path = _turns.create(tmp_path / "t.json", 2)
+    waiting = _turns.Turns(path, 1)
+    lead = _turns.Turns(path, 0)
+    assert lead.take() is False
+    lead.give(False)
+    assert waiting.take() is False
+    waiting.give(False)  # the turn is the lead's again; its worker then dies
+    _turns.mark_gone(path, 0)
+    with pytest.raises(_turns.Abandoned, match="nothing to compare with"):
+        waiting.take()
+
+
+def test_the_lead_alone_stops_by_its_own_rule_once_the_others_are_gone(tmp_path):
+    path = _turns.create(tmp_path / "t.json", 2)
+    lead = _turns.Turns(path, 0)
+    assert lead.take() is False
+    lead.give(False)
+    _turns.mark_gone(path, 1)  # a baseline's worker crashed mid-way
+    assert lead.take() is False  # its turn again at once: nobody else is left
+    lead.give(True)
+    assert lead.take() is True
+
+
+def test_a_turns_file_needs_a_party(tmp_path):
+    with pytest.raises(ValueError, match="at least one party"):
+        _turns.create(tmp_path / "t.json", 0)
+    path = _turns.create(tmp_path / "t.json", 2)
+    with pytest.raises(ValueError, match="party 2 of 2"):
+        _turns.Turns(path, 2)
+
+
+def test_a_timing_takes_its_turns_on_the_rounds_core_and_gets_its_own_cores_back(tmp_path):
+    import torch
+
+    from evaluations._verified._timing import TimingPlan, time_calls
+
+    before = os.sched_getaffinity(0)
+    core = min(before)
+    path = _turns.create(tmp_path / "t.json", 1)
+    sets = [[torch.randn(64)] for _ in range(2)]
+    seen: set[frozenset[int]] = set()
+
+    def call(k: int) -> torch.Tensor:
+        seen.add(frozenset(os.sched_getaffinity(0)))
+        return sets[k][0] * 2
+
+    plan = TimingPlan(warmup_s=0.01, min_calls=20, min_time_s=0.0, time_cap_s=1.0, turns=str(path), turn_cpu=core)
+    run = time_calls(call, sets, torch.device("cpu"), plan)
+    assert seen == {frozenset({core})}  # every call, warm-up included, ran in a turn on the round's core
+    assert os.sched_getaffinity(0) == before
+    assert "timed in turns with 0 other process(es) timing the same problem" in (run.stats.note or "")
+    assert f"every turn on host core {core}" in (run.stats.note or "")
+    assert json.loads(path.read_text())["gone"] == [True]
+
+
+def test_verified_candidates_timed_in_turns_with_fresh_baselines(tmp_path, fixtures_dir):
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    for name in ("1_tiny_relu.py", "1_tiny_relu__wrong.py"):
+        (cands / name).write_bytes((fixtures_dir / "candidates" / name).read_bytes())
+    out, build = tmp_path / "out", tmp_path / "build"
+    args = ["eval", "--problems", str(fixtures_dir / "problems"), "--candidates", str(cands), "--model", "m",
+            "--out", str(out), "--build-dir", str(build), "--protocol", "verified", "--device", "cpu",
+            "--no-progress", "--timeout", "120", "--in-turns"]
+    assert main(args) == 0
+    records = {Path(r.kernel.path).name: r for r in map(schemas.load_record, out.rglob("*.json"))
+               if isinstance(r, schemas.Record)}
+    stored = {r.kind: r for r in map(schemas.load_record, out.rglob("*.json")) if isinstance(r, schemas.BaselineRecord)}
+
+    honest = records["1_tiny_relu.py"]
+    assert honest.status == "correct"
+    assert {b.kind for b in honest.baselines} == {"eager_tf32", "compile", "eager_fp32"}
+    for b in honest.baselines:  # timed anew beside the candidate: no stored baseline holds these times
+        assert b.baseline_id is None
+        assert "timed in turns with 3 other process(es)" in (b.timing.note or "")
+        assert b.timing != stored[b.kind].timing
+    assert "timed in turns with 3 other process(es)" in (honest.timing.note or "")
+    assert f"every turn on host core {max(os.sched_getaffinity(0))}" in (honest.timing.note or "")
+    eager = next(b for b in honest.baselines if b.kind == "eager_tf32")
+    assert honest.speedup.vs_eager == pytest.approx(eager.timing.median_ms / honest.timing.median_ms)
+    state = json.loads(next((build / "turns").glob("*.json")).read_text())
+    assert state["stop"] and all(state["gone"]) and state["turn"] >= 2 * state["parties"]
+
+    wrong = records["1_tiny_relu__wrong.py"]  # never timed: its baselines' workers stopped, the stored ones named
+    assert wrong.status == "incorrect" and wrong.timing is None
+    assert all(b.baseline_id for b in wrong.baselines)
+    assert not any("in turns" in n for n in wrong.notes)
