@@ -11,7 +11,11 @@ sampling for at least 0.5 s
 and until the 95% CI half-width of the median is under 0.5% (capped at ``PLAN.time_cap_s`` per callable). The median
 counts. The reference and its copy are timed on the same sets, the copy with the reference's
 calls per event pair and method (eager calls, or CUDA graph replays where the reference's eager call
-is host-bound), as every candidate of a problem is timed with its eager baseline's.
+is host-bound), as every candidate of a problem is timed with its eager baseline's. Where the
+reference's timing follows the host's own speed (eager calls that no CUDA graph could hold:
+``host_speed_bound``), reference and copy are timed again in turns, each in a process of its own (the
+copy leading, as a candidate leads its baselines; every turn on one host core, as the runner does), and
+those two times count.
 
 Use: ``from _verified_recipe import RECIPES as VERIFIED_RECIPES; RECIPES.update(VERIFIED_RECIPES)``.
 """
@@ -20,14 +24,27 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import multiprocessing as mp
+import os
+import re
+import tempfile
+import time
 from collections.abc import Callable
+from multiprocessing import connection
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from evaluations._outcomes import pacing_of
+from evaluations import _turns
+from evaluations._outcomes import host_speed_bound, pacing_of
 from evaluations._verified._setup import Settings, timing_sets
 from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
+from evaluations._worker import load_module
+from evaluations.protocols.standard import SEED, set_seed
+
+TURNS_TIMEOUT_S = 90.0
+"""Longest the two processes of a timing in turns may take together (start-up and model build included)."""
 
 PLAN = TimingPlan(time_cap_s=3.0)
 """The protocol's stopping rule with a 3 s cap instead of 10 s, so 325 problems x 2 callables fit."""
@@ -61,14 +78,89 @@ def paced_by(first: TimingRun, plan: TimingPlan = PLAN) -> TimingPlan:
 
 
 def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets: list[list[Any]],
-                  plan: TimingPlan = PLAN) -> tuple[float, float]:
+                  plan: TimingPlan = PLAN, source: str | None = None) -> tuple[float, float]:
     """Time (ms) of the reference, then of the copy timed with the reference's calls per event pair
-    (as a candidate is timed with its problem's eager baseline's)."""
+    (as a candidate is timed with its problem's eager baseline's). With the problem's ``source``, a
+    reference whose time follows the host's own speed is timed again with its copy in turns
+    (:func:`in_turns`), and those times are returned."""
     first = verified_run(reference, sets, plan)
+    if source is not None and host_speed_bound(first.stats):
+        ref, cop = in_turns(source, dataclasses.replace(paced_by(first, plan), turn_cpu=max(os.sched_getaffinity(0))))
+        LAST_CLOCKS_MHZ.update(ref=ref.sm_clock_mhz, copy=cop.sm_clock_mhz)
+        LAST_METHODS.update(ref=f"{ref.method} in turns", copy=f"{cop.method} in turns")
+        return ref.median_ms, cop.median_ms
     second = verified_run(copy, sets, paced_by(first, plan))
     LAST_CLOCKS_MHZ.update(ref=first.stats.sm_clock_mhz, copy=second.stats.sm_clock_mhz)
     LAST_METHODS.update(ref=first.stats.method, copy=second.stats.method)
     return first.stats.median_ms, second.stats.median_ms
+
+
+def _turn_worker(source: str, copy: bool, plan: TimingPlan, conn: Any, cpus: set[int] | None = None) -> None:
+    """One side of :func:`in_turns`, in its own process: build the model as ``self_speedup.build_pair`` does
+    (the copy as ``Model`` renamed ``ModelNew``), draw the timing sets, time, and send the stats. ``cpus``:
+    the host cores this process runs on (``None``: wherever the system puts it)."""
+    try:
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
+        torch.backends.cuda.matmul.allow_tf32 = False  # as self_speedup.run sets it
+        folder = Path(tempfile.mkdtemp(prefix="kv-turns-"))
+        module = load_module(re.sub(r"\bModel\b", "ModelNew", source) if copy else source,
+                             "turns_copy" if copy else "turns_ref", folder)
+        with torch.no_grad():
+            set_seed(SEED)
+            init = [v.cuda() if isinstance(v, torch.Tensor) else v for v in module.get_init_inputs()]
+            set_seed(SEED)
+            model = (module.ModelNew if copy else module.Model)(*init).cuda()
+            run = verified_run(model, input_sets(module.get_inputs, torch.device("cuda")), plan)
+        conn.send(("ok", run.stats, run.samples_ms, run.batches))
+    except BaseException as exc:  # noqa: BLE001 - reported by the parent
+        conn.send(("error", f"{'copy' if copy else 'reference'}: {type(exc).__name__}: {str(exc)[:300]}"))
+    conn.close()
+
+
+def in_turns(source: str, plan: TimingPlan, timeout_s: float = TURNS_TIMEOUT_S,
+             cpus: set[int] | None = None) -> tuple[Any, Any]:
+    """Timing stats of the problem's reference and of its copy, timed in turns in two fresh processes
+    (``evaluations._turns``, the copy leading), each with ``plan`` (and on the host cores ``cpus``, if
+    given). RuntimeError when either fails."""
+    ctx = mp.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="kv-turns-") as tmp:
+        path = _turns.create(Path(tmp) / "turns.json", 2)
+        sides = []
+        for party, copy in enumerate((True, False)):
+            reader, writer = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_turn_worker, args=(source, copy, dataclasses.replace(
+                plan, turns=str(path), party=party), writer, cpus), daemon=True)
+            proc.start()
+            writer.close()
+            sides.append((proc, reader))
+        results: dict[int, tuple[str, Any]] = {}
+        deadline = time.monotonic() + timeout_s
+        try:
+            while len(results) < 2 and time.monotonic() < deadline:
+                waiting = {r: i for i, (_, r) in enumerate(sides) if i not in results}
+                for reader in connection.wait(list(waiting), timeout=1.0):
+                    party = waiting[reader]  # type: ignore[index]
+                    try:
+                        results[party] = reader.recv()
+                    except EOFError:
+                        results[party] = ("error", f"party {party}'s process ended without a result")
+                    _turns.mark_gone(path, party)  # the other side goes on alone, or stops if the copy is gone
+        finally:  # also when the problem's own deadline interrupts: no timing may outlive it
+            for proc, _ in sides:
+                proc.join(5 if len(results) == 2 else 0)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(5)
+    errors = [results.get(i, ("error", f"party {i} timed out"))[1] for i in range(2) if results.get(i, ("",))[0] != "ok"]
+    if errors:
+        raise RuntimeError("timing in turns failed: " + "; ".join(errors))
+    LAST_TURN_SAMPLES.update(ref=results[1][2:], copy=results[0][2:])
+    return results[1][1], results[0][1]
+
+
+LAST_TURN_SAMPLES: dict[str, tuple[list[float], list[int]]] = {}
+"""(samples in ms, round of each) of the last :func:`in_turns`' two timings, keyed ``ref`` and ``copy``."""
 
 
 LAST_CLOCKS_MHZ: dict[str, float | None] = {}

@@ -191,7 +191,8 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
         for name in names:
             recipe = RECIPES[name]
             if name in SET_RECIPES:
-                ref_ms[name], copy_ms[name] = recipe(ref_model, copy_model, sets)  # type: ignore[call-arg,misc]
+                ref_ms[name], copy_ms[name] = recipe(ref_model, copy_model, sets,  # type: ignore[call-arg,misc]
+                                                     source=task.source)
                 clocks[name], methods[name] = dict(LAST_CLOCKS_MHZ), dict(LAST_METHODS)
             else:
                 ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
@@ -243,8 +244,10 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout(f"took longer than {PROBLEM_TIMEOUT_S} s")
 
 
-def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool = False) -> dict[str, dict[str, Any]]:
-    """Measure every task (or its missing recipes) not yet in ``rows_path``, until the time budget is spent.
+def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool = False,
+        remeasure: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """Measure every task (or its missing recipes) not yet in ``rows_path``, until the time budget is spent;
+    the tasks keyed in ``remeasure`` under every recipe again (their new row supersedes the earlier one).
 
     Returns every row known afterwards: measured now, or earlier (maybe lacking a recipe added since).
     """
@@ -252,7 +255,7 @@ def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool 
 
     torch.backends.cuda.matmul.allow_tf32 = False
     earlier = _rows(rows_path)
-    done = _done(earlier, retry_errors)
+    done = {k: r for k, r in _done(earlier, retry_errors).items() if k not in remeasure}
     start = time.monotonic()
     signal.signal(signal.SIGALRM, _alarm)
     with tempfile.TemporaryDirectory(prefix="kv-self-") as tmp:
@@ -266,7 +269,8 @@ def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool 
                 break
             row: dict[str, Any] = {"key": task.key, "level": task.level, "task_id": task.task_id}
             before = earlier.get(task.key)
-            missing = None if not before or "error" in before else set(RECIPES) - set(before.get("self_speedup", {}))
+            missing = (None if not before or "error" in before or task.key in remeasure
+                       else set(RECIPES) - set(before.get("self_speedup", {})))
             context_lost = False
             signal.alarm(PROBLEM_TIMEOUT_S)
             try:
@@ -388,6 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--essential-only", action="store_true",
                         help="only the protocols' recipes and KernelBench-Verified's (leave out " + ", ".join(sorted(OPTIONAL)) + ")")
     parser.add_argument("--retry-errors", action="store_true", help="measure again the problems whose earlier row is an error")
+    parser.add_argument("--remeasure", default="", metavar="KEYS",
+                        help="measure these problems (comma-separated keys) again under every recipe, though their rows "
+                        "are complete (after a change of a recipe that touches only them)")
     parser.add_argument("--resume-from", type=Path, help="rows of an earlier run to continue (copied into $OUT first)")
     parser.add_argument("--report", type=Path, metavar="ROWS",
                         help="print the figures of a rows file (e.g. benchmarks/results/h200/self_speedup.jsonl); no GPU")
@@ -419,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         wanted = set(args.keys.split(","))
         tasks = [t for t in tasks if t.key in wanted]
     print(f"{len(tasks)} problems on {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
-    rows = run(tasks, rows_path, args.budget_s, args.retry_errors)
+    rows = run(tasks, rows_path, args.budget_s, args.retry_errors, frozenset(filter(None, args.remeasure.split(","))))
     report({t.key: rows[t.key] for t in tasks if t.key in rows})
     return 0
 
