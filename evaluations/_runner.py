@@ -366,13 +366,16 @@ class Runner:
     def timed_in_turns(self, job: Job, baselines: dict[str, BaselineRecord],
                        tag: str) -> tuple[IsolatedResult, dict[str, BaselineRecord], list[str]]:
         """The candidate's worker, with every baseline kind timed anew beside it in a worker of its own, the
-        timings taking turns of a batch of samples each (``_turns``), every turn on the same host core: (the
-        candidate's result, the baselines timed in turns, notes). A baseline whose timing in turns fails keeps its earlier timing,
-        and a note says so. Deadlines are twice the run's, as each timing waits for the others' turns."""
+        timings taking turns of a batch of samples each (``_turns``), every turn on the same host core.
+
+        Returns the candidate's result, the baselines timed in turns and notes: a baseline whose timing in
+        turns fails keeps its earlier timing, and a note says so. Deadlines are twice the run's, as each
+        timing waits for the others' turns."""
         kinds = list(baselines)
         path = _turns.create(self.config.build_dir / "turns" / f"{tag}.json", 1 + len(kinds))
         eager = baselines[self.protocols[job.protocol].SPEEDUP_BASELINE["vs_eager"]]
-        shared = {"turns": str(path), "turn_cpu": max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else -1}
+        core = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else -1
+        shared = {"turns": str(path), "turn_cpu": core}
         jobs = [replace(job, options={**job.options, **shared, "party": 0})]
         for party, kind in enumerate(kinds, 1):
             own = self._job(job.protocol, self.problems[job.problem.key], kind=kind, pacer=eager)

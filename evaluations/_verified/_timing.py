@@ -281,10 +281,10 @@ class _Slots:
         """What the record says of the turns ("" when timed alone)."""
         if self.turns is None:
             return ""
+        core = f", every turn on host core {self.cpu}" if self.cpu is not None else ""
         return (f"; timed in turns with {self.turns.parties - 1} other process(es) timing the same problem, "
-                f"{self.batch} sample(s) a turn" + (f", every turn on host core {self.cpu}" if self.cpu is not None
-                                                     else "") + ", so the host's slow phases weigh on each timing "
-                f"alike (waited {self.turns.waited_s:.3g} s in all for their turns)")
+                f"{self.batch} sample(s) a turn{core}, so the host's slow phases weigh on each timing alike "
+                f"(waited {self.turns.waited_s:.3g} s in all for their turns)")
 
 
 def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, outputs: dict[int, Any]) -> TimingRun:
@@ -298,19 +298,22 @@ def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         warm.append((perf_counter_ns() - t0) / 1e6)
     slots.end(False)
     samples: list[float] = []
+    batches: list[int] = []
     started = slots.sampling(median(warm))
     while not slots.finished([samples], plan, started):
+        batch = batches[-1] + 1 if batches else 0
         for _ in range(slots.batch):
             k = rot.take()
             t0 = perf_counter_ns()
             outputs[k] = call(k)
             samples.append((perf_counter_ns() - t0) / 1e6)
+            batches.append(batch)
         slots.batch_done([samples], plan, started)
     slots.leave()
     stats = summarize_verified(samples, "host_clock", l2_flush=False,
                                note="host monotonic clock on the CPU; inputs rotated and refreshed before every call"
                                + slots.note())
-    return TimingRun(stats, outputs, last_set=(rot.next - 1) % len(rot.sets))
+    return TimingRun(stats, outputs, last_set=(rot.next - 1) % len(rot.sets), samples_ms=samples, batches=batches)
 
 
 _CYCLES_PER_MS: list[float] = []

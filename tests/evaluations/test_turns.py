@@ -126,6 +126,8 @@ def test_a_timing_takes_its_turns_on_the_rounds_core_and_gets_its_own_cores_back
     assert "timed in turns with 0 other process(es) timing the same problem" in (run.stats.note or "")
     assert f"every turn on host core {core}" in (run.stats.note or "")
     assert json.loads(path.read_text())["gone"] == [True]
+    assert len(run.batches) == len(run.samples_ms) == run.stats.calls  # each sample with its turn, in order
+    assert run.batches == sorted(run.batches) and run.batches[0] == 0
 
 
 def test_verified_candidates_timed_in_turns_with_fresh_baselines(tmp_path, fixtures_dir):
