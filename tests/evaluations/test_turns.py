@@ -29,10 +29,11 @@ def _party(path: Path, party: int, rounds: int, log: list[tuple[int, bool]], loc
         turns.give(taken >= rounds)
 
 
-def _run(path: Path, rounds: list[int]) -> list[tuple[int, bool]]:
+def _run(path: Path, rounds: dict[int, int]) -> list[tuple[int, bool]]:
+    """Run the parties of ``rounds`` (party -> its turns until satisfied) in threads; the log of their turns."""
     log: list[tuple[int, bool]] = []
     lock = threading.Lock()
-    threads = [threading.Thread(target=_party, args=(path, p, r, log, lock)) for p, r in enumerate(rounds)]
+    threads = [threading.Thread(target=_party, args=(path, p, r, log, lock)) for p, r in rounds.items()]
     for t in reversed(threads):  # the last party starts first: the order comes from the file, not the start
         t.start()
     for t in threads:
@@ -43,7 +44,7 @@ def _run(path: Path, rounds: list[int]) -> list[tuple[int, bool]]:
 
 def test_parties_take_turns_in_a_fixed_round_until_every_one_is_satisfied(tmp_path):
     path = _turns.create(tmp_path / "t.json", 3)
-    log = _run(path, [2, 5, 3])
+    log = _run(path, {0: 2, 1: 5, 2: 3})
 
     # party 1, the slowest, is satisfied at its fifth turn: the stop comes then, and each has one last turn
     assert [p for p, _ in log] == [0, 1, 2] * 4 + [0, 1] + [2, 0, 1]
@@ -55,21 +56,9 @@ def test_parties_take_turns_in_a_fixed_round_until_every_one_is_satisfied(tmp_pa
 def test_a_gone_party_is_skipped_and_the_others_go_on(tmp_path):
     path = _turns.create(tmp_path / "t.json", 3)
     _turns.mark_gone(path, 1)  # its worker ended before its first turn (a baseline that failed to load)
-    log = _run_parties(path, {0: 2, 2: 2})
+    log = _run(path, {0: 2, 2: 2})
     assert [p for p, _ in log] == [0, 2, 0, 2, 0, 2]
     assert [stop for _, stop in log] == [False] * 4 + [True] * 2
-
-
-def _run_parties(path: Path, rounds: dict[int, int]) -> list[tuple[int, bool]]:
-    log: list[tuple[int, bool]] = []
-    lock = threading.Lock()
-    threads = [threading.Thread(target=_party, args=(path, p, r, log, lock)) for p, r in rounds.items()]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-        assert not t.is_alive()
-    return log
 
 
 def test_the_others_are_abandoned_when_the_lead_ends_before_the_stop(tmp_path):
