@@ -6,6 +6,7 @@ import json
 import os
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -151,3 +152,48 @@ def test_verified_candidates_timed_in_turns_with_fresh_baselines(tmp_path, fixtu
     assert wrong.status == "incorrect" and wrong.timing is None
     assert all(b.baseline_id for b in wrong.baselines)
     assert not any("in turns" in n for n in wrong.notes)
+
+
+def _eager(median_ms: float, host_ms: float | None, **update: object) -> schemas.TimingStats:
+    from evaluations._outcomes import summarize
+
+    stats = summarize([median_ms] * 3, "cuda_events")
+    return stats.model_copy(update={"host_enqueue_ms": host_ms, **update})
+
+
+def test_which_timings_follow_the_hosts_own_speed():
+    from evaluations._outcomes import host_speed_bound
+
+    assert host_speed_bound(_eager(11.3, 12.4))  # L3/30: a graph was wanted, eager calls were timed
+    assert host_speed_bound(_eager(4.4, 2.5))  # host over 1 ms and at least half the device time
+    assert not host_speed_bound(_eager(10.0, 2.0))  # the device outruns its host: the spin hides it
+    assert not host_speed_bound(_eager(0.3, 0.5))  # under 1 ms of host time: the spin hides it too
+    assert not host_speed_bound(_eager(11.3, 12.4, method="cuda_graph"))  # replays leave the host out
+    assert not host_speed_bound(_eager(0.01, 2.0, calls_per_sample=8))  # several short calls per pair
+    assert host_speed_bound(_eager(11.3, None, host_bound=True))  # recorded before the host time was
+    assert not host_speed_bound(_eager(11.3, None, host_bound=False))
+
+
+def test_only_a_protocol_that_takes_turns_times_candidates_in_turns(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, Runner
+
+    loaded = load_inputs(fixtures_dir / "problems", fixtures_dir / "candidates", model="m")
+    l3_30 = _eager(11.3, 12.4)
+
+    def runner(device: str, in_turns: bool) -> Runner:
+        config = RunConfig(out_dir=tmp_path / "out", protocols=("verified", "standard"), device=device,
+                           build_dir=tmp_path / "build", progress=False, in_turns=in_turns)
+        return Runner(loaded, config, capture_environment("cpu"))
+
+    def baselines(timing: schemas.TimingStats) -> dict[str, object]:  # the stored baselines' timings
+        return {kind: SimpleNamespace(timing=timing) for kind in ("eager_tf32", "eager_fp32")}
+
+    cuda = runner("cuda", False)
+    assert cuda._in_turns(cuda.protocols["verified"], baselines(l3_30))  # type: ignore[arg-type]
+    assert not cuda._in_turns(cuda.protocols["verified"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
+    assert not cuda._in_turns(cuda.protocols["standard"], baselines(l3_30))  # type: ignore[arg-type]
+    forced = runner("cpu", True)
+    assert forced._in_turns(forced.protocols["verified"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
+    assert not forced._in_turns(forced.protocols["standard"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
