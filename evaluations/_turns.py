@@ -77,14 +77,20 @@ def _skip_gone(state: dict[str, Any]) -> bool:
     return moved
 
 
+def _stop_if_satisfied(state: dict[str, Any]) -> None:
+    """Set the stop once every party still present has said its stopping rule is met (none has before its
+    first turn is over)."""
+    live = [s for s, g in zip(state["satisfied"], state["gone"], strict=True) if not g]
+    if live and all(live):
+        state["stop"] = True
+
+
 def mark_gone(path: str | os.PathLike[str], party: int) -> None:
     """Party ``party`` takes no more turns (its process ended); the turn moves on if it was its own."""
 
     def change(state: dict[str, Any]) -> bool:
         state["gone"][party] = True
-        live = [s for s, g in zip(state["satisfied"], state["gone"], strict=True) if not g]
-        if live and all(live) and state["turn"] > 0:
-            state["stop"] = True
+        _stop_if_satisfied(state)
         _skip_gone(state)
         return True
 
@@ -122,9 +128,7 @@ class Turns:
 
         def change(state: dict[str, Any]) -> bool:
             state["satisfied"][self.party] = satisfied
-            live = [s for s, g in zip(state["satisfied"], state["gone"], strict=True) if not g]
-            if all(live):
-                state["stop"] = True
+            _stop_if_satisfied(state)
             state["turn"] += 1
             _skip_gone(state)
             return True

@@ -134,7 +134,6 @@ class TimingRun:
     stats: TimingStats
     last_outputs: dict[int, Any] = field(default_factory=dict)
     """Set index -> output of the last timed call on that set (inputs unchanged since)."""
-    host_ms_per_call: float | None = None
     unsynchronised: str | None = None
     """Evidence of device work outside the timed stream, or ``None``."""
     last_set: int = 0
@@ -143,6 +142,11 @@ class TimingRun:
     """Every sample (ms per call), in the order taken."""
     batches: list[int] = field(default_factory=list)
     """The batch each sample of ``samples_ms`` belongs to (in turns: the round, the same for every timing of it)."""
+
+    @property
+    def host_ms_per_call(self) -> float | None:
+        """Host enqueue time of one eager call (ms; ``None`` on the CPU), as the stats record it."""
+        return self.stats.host_enqueue_ms
 
 
 class _Rotation:
@@ -648,7 +652,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
                                sm_clock_mhz=_clock_median(clocks))
     unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)  # in the last turn: nothing else on the device
     slots.leave()
-    return TimingRun(stats, outputs, host_ms, unsync, last_set=last_set, samples_ms=samples, batches=batches)
+    return TimingRun(stats, outputs, unsync, last_set=last_set, samples_ms=samples, batches=batches)
 
 
 def host_loop_ms(loops: int = 3, n: int = 100_000) -> float:
