@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from multiprocessing import connection
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -61,6 +62,19 @@ NAME_V6 = ("verified (flush, device spin, CI-stopped median over >= 0.5 s, paced
 PLAN_V6 = dataclasses.replace(PLAN, placements=4, graph_short=False)
 
 
+def build_model(source: str, tag: str, folder: Path, copy: bool = False) -> tuple[ModuleType, torch.nn.Module]:
+    """The problem's module and its ``Model`` on the GPU, constructed after the benchmark's seed; with ``copy``, a
+    separately built copy instead (``Model`` renamed ``ModelNew``, imported as a module of its own)."""
+    module = load_module(re.sub(r"\bModel\b", "ModelNew", source) if copy else source,
+                         f"self_{'copy' if copy else 'ref'}_{tag}", folder)
+    with torch.no_grad():
+        set_seed(SEED)
+        init = [v.cuda() if isinstance(v, torch.Tensor) else v for v in module.get_init_inputs()]
+        set_seed(SEED)
+        model = (module.ModelNew if copy else module.Model)(*init).cuda()
+    return module, model
+
+
 def input_sets(get_inputs: Callable[[], list[Any]], device: torch.device, seed: int = 1) -> list[list[Any]]:
     """Timing input sets as a verified evaluation draws them (D1, fresh seeds, protocol's count)."""
     return timing_sets(get_inputs, Settings.of({"seed": seed}), device)
@@ -85,7 +99,7 @@ def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets:
     (:func:`in_turns`), and those times are returned."""
     first = verified_run(reference, sets, plan)
     if source is not None and host_speed_bound(first.stats):
-        ref, cop = in_turns(source, dataclasses.replace(paced_by(first, plan), turn_cpu=max(os.sched_getaffinity(0))))
+        ref, cop = in_turns(source, dataclasses.replace(paced_by(first, plan), turn_cpu=_turns.round_core()))
         LAST_CLOCKS_MHZ.update(ref=ref.sm_clock_mhz, copy=cop.sm_clock_mhz)
         LAST_METHODS.update(ref=f"{ref.method} in turns", copy=f"{cop.method} in turns")
         return ref.median_ms, cop.median_ms
@@ -96,21 +110,15 @@ def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets:
 
 
 def _turn_worker(source: str, copy: bool, plan: TimingPlan, conn: Any, cpus: set[int] | None = None) -> None:
-    """One side of :func:`in_turns`, in its own process: build the model as ``self_speedup.build_pair`` does
-    (the copy as ``Model`` renamed ``ModelNew``), draw the timing sets, time, and send the stats. ``cpus``:
-    the host cores this process runs on (``None``: wherever the system puts it)."""
+    """One side of :func:`in_turns`, in its own process: build the model (:func:`build_model`), draw the
+    timing sets, time, and send the stats. ``cpus``: the host cores this process runs on (``None``:
+    wherever the system puts it)."""
     try:
         if cpus is not None:
             os.sched_setaffinity(0, cpus)
         torch.backends.cuda.matmul.allow_tf32 = False  # as self_speedup.run sets it
-        folder = Path(tempfile.mkdtemp(prefix="kv-turns-"))
-        module = load_module(re.sub(r"\bModel\b", "ModelNew", source) if copy else source,
-                             "turns_copy" if copy else "turns_ref", folder)
+        module, model = build_model(source, "turns", Path(tempfile.mkdtemp(prefix="kv-turns-")), copy)
         with torch.no_grad():
-            set_seed(SEED)
-            init = [v.cuda() if isinstance(v, torch.Tensor) else v for v in module.get_init_inputs()]
-            set_seed(SEED)
-            model = (module.ModelNew if copy else module.Model)(*init).cuda()
             run = verified_run(model, input_sets(module.get_inputs, torch.device("cuda")), plan)
         conn.send(("ok", run.stats, run.samples_ms, run.batches))
     except BaseException as exc:  # noqa: BLE001 - reported by the parent
@@ -152,7 +160,8 @@ def in_turns(source: str, plan: TimingPlan, timeout_s: float = TURNS_TIMEOUT_S,
                 if proc.is_alive():
                     proc.kill()
                     proc.join(5)
-    errors = [results.get(i, ("error", f"party {i} timed out"))[1] for i in range(2) if results.get(i, ("",))[0] != "ok"]
+    sent = [results.get(i, ("error", f"party {i} timed out")) for i in range(2)]
+    errors = [message[1] for message in sent if message[0] != "ok"]
     if errors:
         raise RuntimeError("timing in turns failed: " + "; ".join(errors))
     LAST_TURN_SAMPLES.update(ref=results[1][2:], copy=results[0][2:])

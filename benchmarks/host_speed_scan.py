@@ -1,7 +1,7 @@
 """Which problems' eager time follows the host's own speed: the ones timed in turns under the verified protocol.
 
 For each problem (KernelBench v0's ``ref_code`` in the CUDA-L1 bundle, and the project's suite) this
-script builds the reference as ``self_speedup.py`` does, and runs the verified timing with a short
+script builds the reference as ``self_speedup.py`` does (``build_model``), and runs the verified timing with a short
 stopping rule (its probe, CUDA graph capture and graph check decide the method exactly as a full
 timing does); ``host_speed_bound`` of the result says whether the protocol times the problem's
 candidates in turns with fresh baseline timings. ``--eager-only ROWS`` scans only the problems that a
@@ -30,8 +30,8 @@ from evaluations._outcomes import host_speed_bound  # noqa: E402
 from evaluations._verified._timing import TimingPlan  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import NAME, input_sets, verified_run  # noqa: E402
-from self_speedup import Task, build_pair, load_suite_tasks, load_tasks  # noqa: E402
+from _verified_recipe import NAME, build_model, input_sets, verified_run  # noqa: E402
+from self_speedup import Task, load_suite_tasks, load_tasks  # noqa: E402
 
 QUICK = TimingPlan(warmup_s=0.05, min_calls=10, min_time_s=0.0, time_cap_s=0.3, placements=1)
 """A short stopping rule: the method is decided before sampling starts, so a few samples suffice."""
@@ -39,7 +39,7 @@ QUICK = TimingPlan(warmup_s=0.05, min_calls=10, min_time_s=0.0, time_cap_s=0.3, 
 
 def scan_one(task: Task, folder: Path) -> dict[str, object]:
     """The reference's short verified timing: method, host enqueue and device time, and the verdict."""
-    module, model, _ = build_pair(task.source, f"scan_{task.level}_{task.task_id}", folder)
+    module, model = build_model(task.source, f"scan_{task.level}_{task.task_id}", folder)
     with torch.no_grad():
         stats = verified_run(model, input_sets(module.get_inputs, torch.device("cuda")), QUICK).stats
     return {"key": task.key, "method": stats.method, "host_enqueue_ms": stats.host_enqueue_ms,

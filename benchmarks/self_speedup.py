@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -31,11 +30,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evaluations._outcomes import mean, median, quantile  # noqa: E402
-from evaluations._worker import load_module  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, PREVIOUS, PairRecipe, input_sets  # noqa: E402
+from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, PREVIOUS, PairRecipe, build_model, input_sets  # noqa: E402
 from _verified_recipe import RECIPES as VERIFIED_RECIPES  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
@@ -166,17 +164,9 @@ def _cuda(values: list[Any]) -> list[Any]:
 
 def build_pair(source: str, tag: str, folder: Path) -> tuple[ModuleType, torch.nn.Module, torch.nn.Module]:
     """The problem's module, its ``Model`` on the GPU, and a separately built copy (``Model`` renamed
-    ``ModelNew``, imported as its own module), each constructed after the same seed."""
-    reference = load_module(source, f"self_ref_{tag}", folder)
-    copy = load_module(re.sub(r"\bModel\b", "ModelNew", source), f"self_copy_{tag}", folder)
-    with torch.no_grad():
-        set_seed(SEED)
-        init = _cuda(reference.get_init_inputs())
-        set_seed(SEED)
-        ref_model = reference.Model(*init).cuda()
-        set_seed(SEED)
-        copy_model = copy.ModelNew(*init).cuda()
-    return reference, ref_model, copy_model
+    ``ModelNew``, imported as its own module), each constructed after the same seed (``build_model``)."""
+    reference, ref_model = build_model(source, tag, folder)
+    return reference, ref_model, build_model(source, tag, folder, copy=True)[1]
 
 
 def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str, Any]:

@@ -67,7 +67,8 @@ def in_one_process(source: str, plan: Any) -> tuple[Any, Any]:
 def placements() -> dict[str, set[int] | None]:
     """Placement name -> the cores both processes are put on (None: anywhere)."""
     cores = sorted(os.sched_getaffinity(0))
-    return {"free": None, "one-core": {cores[-1]}, "two-cores": set(cores[-2:]), "one-process": None, "turn-core": None}
+    return {"free": None, "one-core": {_turns.round_core()}, "two-cores": set(cores[-2:]), "one-process": None,
+            "turn-core": None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.placements.split(","):
                 try:
                     plan = dataclasses.replace(EAGER, time_cap_s=args.cap_s,
-                                               turn_cpu=max(os.sched_getaffinity(0)) if name == "turn-core" else -1)
+                                               turn_cpu=_turns.round_core() if name == "turn-core" else -1)
                     if name == "one-process":
                         ref, copy = in_one_process(task.source, plan)
                     else:

@@ -374,8 +374,7 @@ class Runner:
         kinds = list(baselines)
         path = _turns.create(self.config.build_dir / "turns" / f"{tag}.json", 1 + len(kinds))
         eager = baselines[self.protocols[job.protocol].SPEEDUP_BASELINE["vs_eager"]]
-        core = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else -1
-        shared = {"turns": str(path), "turn_cpu": core}
+        shared = {"turns": str(path), "turn_cpu": _turns.round_core()}
         jobs = [replace(job, options={**job.options, **shared, "party": 0})]
         for party, kind in enumerate(kinds, 1):
             own = self._job(job.protocol, self.problems[job.problem.key], kind=kind, pacer=eager)

@@ -35,6 +35,12 @@ LEAD = 0
 """The party the others are compared with (the candidate)."""
 
 
+def round_core() -> int:
+    """The host core every turn of a round runs on: the highest this process may use (-1 where the system
+    cannot pin a thread to a core)."""
+    return max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else -1
+
+
 class Abandoned(RuntimeError):
     """The lead party ended before the stop: the other timings have nothing to be compared with."""
 
