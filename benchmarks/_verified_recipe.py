@@ -14,8 +14,9 @@ calls per event pair and method (eager calls, or CUDA graph replays where the re
 is host-bound), as every candidate of a problem is timed with its eager baseline's. Where the
 reference's timing follows the host's own speed (eager calls that no CUDA graph could hold:
 ``host_speed_bound``), reference and copy are timed again in turns, each in a process of its own (the
-copy leading, as a candidate leads its baselines; every turn on one host core, as the runner does), and
-those two times count.
+copy leading, as a candidate leads its baselines; every turn on one host core, as the runner does): those
+two times are reported, and the self-speedup is the median of their per-round ratios, as a record's
+speedup between timings in turns is.
 
 Use: ``from _verified_recipe import RECIPES as VERIFIED_RECIPES; RECIPES.update(VERIFIED_RECIPES)``.
 """
@@ -43,6 +44,7 @@ from evaluations._verified._setup import Settings, timing_sets
 from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 from evaluations._worker import load_module
 from evaluations.protocols.standard import SEED, set_seed
+from schemas import speedup_between
 
 TURNS_TIMEOUT_S = 90.0
 """Longest the two processes of a timing in turns may take together (start-up and model build included)."""
@@ -96,12 +98,17 @@ def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets:
     """Time (ms) of the reference, then of the copy timed with the reference's calls per event pair
     (as a candidate is timed with its problem's eager baseline's). With the problem's ``source``, a
     reference whose time follows the host's own speed is timed again with its copy in turns
-    (:func:`in_turns`), and those times are returned."""
+    (:func:`in_turns`), and those times are returned; their ratio as the runner takes it (the median of
+    per-round ratios, ``schemas.speedup_between``) is then left in ``LAST_SPEEDUP``."""
+    LAST_SPEEDUP.clear()
     first = verified_run(reference, sets, plan)
     if source is not None and host_speed_bound(first.stats):
         ref, cop = in_turns(source, dataclasses.replace(paced_by(first, plan), turn_cpu=_turns.round_core()))
         LAST_CLOCKS_MHZ.update(ref=ref.sm_clock_mhz, copy=cop.sm_clock_mhz)
         LAST_METHODS.update(ref=f"{ref.method} in turns", copy=f"{cop.method} in turns")
+        paired = speedup_between(cop, ref)
+        if paired is not None:
+            LAST_SPEEDUP["self_speedup"] = paired
         return ref.median_ms, cop.median_ms
     second = verified_run(copy, sets, paced_by(first, plan))
     LAST_CLOCKS_MHZ.update(ref=first.stats.sm_clock_mhz, copy=second.stats.sm_clock_mhz)
@@ -172,6 +179,9 @@ LAST_TURN_SAMPLES: dict[str, tuple[list[float], list[int]]] = {}
 """(samples in ms, round of each) of the last :func:`in_turns`' two timings, keyed ``ref`` and ``copy``."""
 
 
+LAST_SPEEDUP: dict[str, float] = {}
+"""The last pair's reference-over-copy ratio where it is not the ratio of the returned times (timed in
+turns: the median of per-round ratios), keyed ``self_speedup``; empty otherwise."""
 LAST_CLOCKS_MHZ: dict[str, float | None] = {}
 """SM clocks (MHz) measured during the last pair's two timings, keyed ``ref`` and ``copy``."""
 LAST_METHODS: dict[str, str] = {}

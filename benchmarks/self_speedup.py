@@ -33,7 +33,7 @@ from evaluations._outcomes import mean, median, quantile  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, PREVIOUS, PairRecipe, build_model, input_sets  # noqa: E402
+from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, LAST_SPEEDUP, PREVIOUS, PairRecipe, build_model, input_sets  # noqa: E402
 from _verified_recipe import RECIPES as VERIFIED_RECIPES  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
@@ -177,22 +177,25 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
         set_seed(SEED)
         inputs = _cuda(reference.get_inputs())
         sets = input_sets(reference.get_inputs, torch.device("cuda")) if SET_RECIPES & set(names) else []
-        ref_ms, copy_ms, clocks, methods = {}, {}, {}, {}
+        ref_ms, copy_ms, clocks, methods, paired = {}, {}, {}, {}, {}
         for name in names:
             recipe = RECIPES[name]
             if name in SET_RECIPES:
                 ref_ms[name], copy_ms[name] = recipe(ref_model, copy_model, sets,  # type: ignore[call-arg,misc]
                                                      source=task.source)
                 clocks[name], methods[name] = dict(LAST_CLOCKS_MHZ), dict(LAST_METHODS)
+                if "self_speedup" in LAST_SPEEDUP:  # timed in turns: the median of per-round ratios
+                    paired[name] = LAST_SPEEDUP["self_speedup"]
             else:
                 ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
                 copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]
         del sets
     return {"ref_ms": ref_ms, "copy_ms": copy_ms, "clock_mhz": clocks, "method": methods,
-            "self_speedup": {n: ref_ms[n] / copy_ms[n] for n in names if copy_ms[n] > 0}}
+            "self_speedup": {n: paired.get(n, ref_ms[n] / copy_ms[n]) for n in names if copy_ms[n] > 0},
+            "self_speedup_from": {n: "median of per-round ratios" if n in paired else "ratio of times" for n in names}}
 
 
-MEASURED = ("ref_ms", "copy_ms", "clock_mhz", "method", "self_speedup")
+MEASURED = ("ref_ms", "copy_ms", "clock_mhz", "method", "self_speedup", "self_speedup_from")
 """Row fields keyed by recipe name (a later run adds recipes to them)."""
 
 

@@ -7,7 +7,8 @@ host's cores: ``free`` (where the system puts them), ``one-core`` (both on the s
 ``two-cores`` (both on the same two cores), ``turn-core`` (each turn on one core, the processes elsewhere
 while they wait: the protocol's way, ``TimingPlan.turn_cpu``); ``one-process`` times both in turns in this one process
 instead (two threads taking turns through the same file). Prints each self-speedup (reference time / copy time) and
-the host's own speed read before and after each timing. Rows go to ``$OUT/turns_bias.jsonl``, with
+the host's own speed read before and after each timing; the self-speedup both as the ratio of the two
+medians and as the median of per-round ratios (``schemas.speedup_between``, what a record in turns uses). Rows go to ``$OUT/turns_bias.jsonl``, with
 every sample and its round, so other statistics of the same samples can be compared afterwards.
 
     python3 benchmarks/turns_bias.py --keys L3/30 [--reps 2] [--placements free,one-core,two-cores]
@@ -33,6 +34,7 @@ from _verified_recipe import LAST_TURN_SAMPLES, PLAN, in_turns, input_sets, veri
 from self_speedup import build_pair, gpu_tasks  # noqa: E402
 
 from evaluations import _turns  # noqa: E402
+from schemas import speedup_between  # noqa: E402
 
 EAGER = dataclasses.replace(PLAN, cuda_graph=-1, calls_per_sample=1)
 """How a host-speed-bound problem's timings run: eager calls, one per event pair (paced so by its eager baseline)."""
@@ -101,14 +103,16 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{key} {name} rep {rep}: {exc}", flush=True)
                     continue
                 row = {"key": key, "placement": name, "rep": rep, "ref_ms": ref.median_ms, "copy_ms": copy.median_ms,
-                       "self_speedup": ref.median_ms / copy.median_ms, "ref_note": ref.note, "copy_note": copy.note,
+                       "self_speedup": ref.median_ms / copy.median_ms, "paired": speedup_between(copy, ref),
+                       "ref_note": ref.note, "copy_note": copy.note,
                        "samples": {side: {"ms": ms, "round": rounds} for side, (ms, rounds) in LAST_TURN_SAMPLES.items()}}
                 with (out / "turns_bias.jsonl").open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(row) + "\n")
                 speed = [n.split("before and after: ")[1].split(";")[0] if n and "before and after: " in n else "?"
                          for n in (ref.note, copy.note)]
                 print(f"{key} {name:9s} rep {rep}: ref {ref.median_ms:.3f} ms, copy {copy.median_ms:.3f} ms, "
-                      f"self-speedup {row['self_speedup']:.4f}; host loop ref {speed[0]}, copy {speed[1]}", flush=True)
+                      f"self-speedup {row['self_speedup']:.4f} (ratio of medians), {row['paired'] or float('nan'):.4f} "
+                      f"(median of per-round ratios); host loop ref {speed[0]}, copy {speed[1]}", flush=True)
     torch.cuda.empty_cache()
     return 0
 

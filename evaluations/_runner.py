@@ -455,9 +455,9 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
     if outcome.status == "correct" and outcome.timing is not None:
         cand_ms = statistic_ms(outcome.timing, stat)
         for field_name, kind in module.SPEEDUP_BASELINE.items():
-            base_ms = statistic_ms(baselines[kind].timing, stat)
-            if cand_ms > 0 and base_ms > 0:
-                speedups[field_name] = base_ms / cand_ms
+            speedup = schemas.speedup_between(outcome.timing, baselines[kind].timing, stat)
+            if speedup is not None and speedup > 0:  # per-round ratios for timings taken in the same turns
+                speedups[field_name] = speedup
         eager = baselines[module.SPEEDUP_BASELINE["vs_eager"]]
         roofline = _roofline(problem, runner.env.hardware, cand_ms, statistic_ms(eager.timing, stat))
     eager_peak = baselines[module.SPEEDUP_BASELINE["vs_eager"]].peak_memory_bytes

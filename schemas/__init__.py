@@ -15,6 +15,7 @@ from ._io import (
     write_record,
 )
 from ._record import (
+    ROUNDS_MAX,
     SCHEMA_VERSION,
     STATUSES,
     BaselineKind,
@@ -37,14 +38,15 @@ from ._record import (
     TimingConfig,
     TimingMethod,
     TimingStats,
+    speedup_between,
 )
 
 __all__ = [
     "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit",
-    "MAX_RECORD_BYTES", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "BaselineKind", "BaselineRecord",
+    "MAX_RECORD_BYTES", "ROUNDS_MAX", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "BaselineKind", "BaselineRecord",
     "BaselineTiming", "CorrectnessCheck", "Environment", "IntegrityCheck", "KernelLanguage", "KernelSource",
     "MemoryStats", "ModelInfo", "ProblemRef", "ProtocolInfo", "ProtocolName", "Record", "RecordError",
     "Roofline", "Speedups", "Status", "TimingConfig", "TimingMethod", "TimingStats", "baseline_relpath",
     "dump_record", "export_schemas", "json_schemas", "load_record", "parse_record", "read_json",
-    "record_relpath", "slug", "write_record",
+    "record_relpath", "slug", "speedup_between", "write_record",
 ]

@@ -38,6 +38,9 @@ SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 TIMING_NOTE_MAX = 1000
 """Longest timing note (500 until 2026-11-29: a host-bound eager timing's note was cut short)."""
+ROUNDS_MAX = 5000
+"""Most rounds a timing in turns records (the timing stops there; four such timings stay far below
+the record size limit)."""
 
 
 class _Strict(BaseModel):
@@ -264,6 +267,11 @@ class TimingStats(_Strict):
     kernel at different clocks differ by about the clock ratio where the kernel is compute-bound."""
     note: str | None = Field(default=None, max_length=TIMING_NOTE_MAX)
     """Anything a reader needs to interpret the timing."""
+    round_medians_ms: list[float] | None = Field(default=None, min_length=1, max_length=ROUNDS_MAX)
+    """Timed in turns with the other timings of the same problem (the note says so): the median per-call
+    time of each round's batch of samples, by round, milliseconds (``None`` when timed alone). A speedup
+    between two timings that both have them is the median of the per-round ratios over their common rounds
+    (:func:`speedup_between`): a drift of the host's speed weighs on both sides of each ratio alike."""
 
     @model_validator(mode="after")
     def _finite(self) -> TimingStats:
@@ -271,7 +279,25 @@ class TimingStats(_Strict):
             _finite_non_negative(getattr(self, name), name)
         if self.min_ms > self.max_ms:
             raise ValueError("min_ms exceeds max_ms")
+        for i, value in enumerate(self.round_medians_ms or []):
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"round_medians_ms[{i}] must be finite and positive, got {value}")
         return self
+
+
+def speedup_between(candidate: TimingStats, baseline: TimingStats, statistic: str = "median") -> float | None:
+    """The baseline's time over the candidate's: the median of the per-round ratios where both were timed
+    in the same turns (both have ``round_medians_ms``), else the ratio of their ``statistic`` (``median``
+    or ``mean``). ``None`` where the candidate's time is not positive."""
+    if candidate.round_medians_ms and baseline.round_medians_ms:
+        return _median([b / c for b, c in zip(baseline.round_medians_ms, candidate.round_medians_ms, strict=False)])
+    cand, base = getattr(candidate, f"{statistic}_ms"), getattr(baseline, f"{statistic}_ms")
+    return base / cand if cand > 0 else None
+
+
+def _median(values: list[float]) -> float:
+    ordered, mid = sorted(values), len(values) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 class BaselineTiming(_Strict):

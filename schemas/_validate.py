@@ -21,7 +21,7 @@ from typing import Any
 
 from ._io import RecordError, parse_record, read_json, record_relpath, slug
 from ._io import baseline_relpath as _baseline_relpath
-from ._record import BaselineRecord, Record
+from ._record import BaselineRecord, Record, speedup_between
 
 PROTOCOLS: dict[str, dict[str, Any]] = {
     "standard": {"versions": ("1.0",), "statistic": "mean", "tf32_baseline": False,
@@ -284,6 +284,11 @@ def _timing_order(where: str, t: Any) -> Iterator[tuple[str, str]]:
     lo, hi = t.ci95_low_ms, t.ci95_high_ms
     if lo is not None and hi is not None and not lo - slack <= t.median_ms <= hi + slack:
         yield f"{where}.median_ms", f"{t.median_ms} lies outside its 95% CI [{lo}, {hi}]"
+    for i, value in enumerate(t.round_medians_ms or []):  # a median of some of the samples
+        if not t.min_ms - slack <= value <= t.max_ms + slack:
+            yield (f"{where}.round_medians_ms", f"round {i}'s median {value} lies outside [min_ms, max_ms] = "
+                   f"[{t.min_ms}, {t.max_ms}]")
+            break
 
 
 def _status(rec: Record) -> Iterator[tuple[str, str]]:
@@ -322,9 +327,16 @@ def _speedups(rec: Record) -> Iterator[tuple[str, str]]:
         elif kind not in by_kind:
             yield field, f"a speedup needs the {kind} baseline among the record's baselines"
         else:
-            cand, base = getattr(rec.timing, stat), getattr(by_kind[kind].timing, stat)
-            expected = base / cand if cand > 0 else math.inf
-            if not math.isclose(value, expected, rel_tol=SPEEDUP_REL_TOL, abs_tol=SPEEDUP_ABS_TOL):
+            base_timing = by_kind[kind].timing
+            expected = speedup_between(rec.timing, base_timing, rec.protocol.timing.statistic)
+            expected = math.inf if expected is None else expected
+            if math.isclose(value, expected, rel_tol=SPEEDUP_REL_TOL, abs_tol=SPEEDUP_ABS_TOL):
+                continue
+            if rec.timing.round_medians_ms and base_timing.round_medians_ms:
+                yield field, (f"{value} disagrees with the median of the per-round ratios {kind} / candidate "
+                              f"of their round_medians_ms = {expected:.6g} (both were timed in turns)")
+            else:
+                cand, base = getattr(rec.timing, stat), getattr(base_timing, stat)
                 yield field, (f"{value} disagrees with {kind} {stat} / candidate {stat} "
                               f"= {base} / {cand} = {expected:.6g}")
 

@@ -118,7 +118,8 @@ def iqr(samples: list[float]) -> float:
 def summarize_verified(samples_ms: list[float], method: TimingMethod, *, calls_per_sample: int = 1,
                        l2_flush: bool = True, host_bound: bool | None = None,
                        note: str | None = None, sm_clock_mhz: float | None = None,
-                       groups: list[list[float]] | None = None, host_enqueue_ms: float | None = None) -> TimingStats:
+                       groups: list[list[float]] | None = None, host_enqueue_ms: float | None = None,
+                       round_medians_ms: list[float] | None = None) -> TimingStats:
     """Timing statistics with quartiles and the 95% CI of the median (per-call milliseconds).
 
     ``groups`` splits the same samples by the condition rotated over (places of the weights): the
@@ -133,5 +134,18 @@ def summarize_verified(samples_ms: list[float], method: TimingMethod, *, calls_p
         mean_ms=mean(clean), median_ms=centre, min_ms=min(clean), max_ms=max(clean),
         std_ms=std(clean), q1_ms=quantile(clean, 0.25), q3_ms=quantile(clean, 0.75),
         ci95_low_ms=ci.low, ci95_high_ms=ci.high, l2_flush=l2_flush, host_bound=host_bound, note=note,
-        sm_clock_mhz=sm_clock_mhz, host_enqueue_ms=host_enqueue_ms,
+        sm_clock_mhz=sm_clock_mhz, host_enqueue_ms=host_enqueue_ms, round_medians_ms=round_medians_ms,
     )
+
+
+def round_medians(samples_ms: list[float], rounds: list[int]) -> list[float] | None:
+    """The median of each round's samples, by round (``rounds[i]`` is the round of ``samples_ms[i]``,
+    counted from 0); ``None`` where a round has no sample or a median that is not positive (a speedup
+    then falls back to the ratio of the timings' medians)."""
+    by_round: dict[int, list[float]] = {}
+    for sample, r in zip(samples_ms, rounds, strict=True):
+        by_round.setdefault(r, []).append(sample)
+    if not by_round or sorted(by_round) != list(range(len(by_round))):
+        return None
+    medians = [median(by_round[r]) for r in range(len(by_round))]
+    return medians if all(m > 0 and math.isfinite(m) for m in medians) else None

@@ -33,14 +33,14 @@ from typing import Any
 import torch
 
 from schemas import TimingStats
-from schemas._record import TIMING_NOTE_MAX
+from schemas._record import ROUNDS_MAX, TIMING_NOTE_MAX
 
 from .. import _gpulock
 from .._outcomes import median, uses_graph
 from .._turns import Turns
 from ._distributions import refresh_in_place
 from ._integrity import outputs_of
-from ._stats import grouped_half_width_rel, grouped_median, summarize_verified
+from ._stats import grouped_half_width_rel, grouped_median, round_medians, summarize_verified
 
 L2_FLUSH_BYTES = 256 << 20
 """Buffer zeroed before each timed call: several times the L2 of current GPUs."""
@@ -229,6 +229,8 @@ class _Slots:
         self.batch = BATCH
         self._held = contextlib.ExitStack()
         self._waited_before = 0.0
+        self.rounds = 0
+        """Rounds of samples taken so far in turns (a record keeps at most ``ROUNDS_MAX``)."""
 
     def begin(self) -> bool:
         """Wait for this timing's turn; True when all timings of the round are to stop (this turn is the last)."""
@@ -268,8 +270,11 @@ class _Slots:
         return perf_counter()
 
     def _stop(self, groups: list[list[float]], plan: TimingPlan, started: float) -> bool:
-        waited = self.turns.waited_s - self._waited_before if self.turns is not None else 0.0
-        return _should_stop(groups, plan, started + waited)
+        if self.turns is None:
+            return _should_stop(groups, plan, started)
+        self.rounds += 1
+        waited = self.turns.waited_s - self._waited_before
+        return self.rounds >= ROUNDS_MAX or _should_stop(groups, plan, started + waited)
 
     def finished(self, groups: list[list[float]], plan: TimingPlan, started: float) -> bool:
         """Before a batch of samples: whether sampling ends. Alone, by this timing's stopping rule; in turns,
@@ -280,6 +285,11 @@ class _Slots:
         """After a batch of samples: in turns, hand the turn on with this timing's stopping rule."""
         if self.turns is not None:
             self.end(self._stop(groups, plan, started))
+
+    def round_medians(self, samples: list[float], batches: list[int]) -> list[float] | None:
+        """In turns, the median of each round's samples (``None`` when timed alone): what a speedup between
+        timings of the same turns is taken from (``schemas.speedup_between``)."""
+        return round_medians(samples, batches) if self.turns is not None else None
 
     def note(self) -> str:
         """What the record says of the turns ("" when timed alone)."""
@@ -316,7 +326,7 @@ def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     slots.leave()
     stats = summarize_verified(samples, "host_clock", l2_flush=False,
                                note="host monotonic clock on the CPU; inputs rotated and refreshed before every call"
-                               + slots.note())
+                               + slots.note(), round_medians_ms=slots.round_medians(samples, batches))
     return TimingRun(stats, outputs, last_set=(rot.next - 1) % len(rot.sets), samples_ms=samples, batches=batches)
 
 
@@ -648,7 +658,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     stats = summarize_verified(samples, "cuda_graph" if graphs else "cuda_events",
                                groups=groups,
                                calls_per_sample=per_sample, l2_flush=True, host_bound=host_bound, note=note[:TIMING_NOTE_MAX],
-                               host_enqueue_ms=host_ms,
+                               host_enqueue_ms=host_ms, round_medians_ms=slots.round_medians(samples, batches),
                                sm_clock_mhz=_clock_median(clocks))
     unsync, last_set = _unsynchronised(call, len(rot.sets), gpu_ms)  # in the last turn: nothing else on the device
     slots.leave()

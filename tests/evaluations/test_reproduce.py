@@ -171,6 +171,19 @@ def test_agreement_uses_the_original_ci() -> None:
     assert not outside.agrees and "outside the original's 95% CI" in outside.reason
 
 
+def test_the_band_of_a_speedup_from_per_round_ratios_holds_that_speedup() -> None:
+    original = factory.make_record(protocol_name="verified")  # CI band of the times: [1.98 / 1.01, 2.02 / 0.99]
+    data = factory.as_data(original)
+    data["timing"]["round_medians_ms"] = [1.0, 1.0, 1.0]
+    for b in data["baselines"]:
+        b["timing"]["round_medians_ms"], b["baseline_id"] = [2.0, 2.1, 2.1], None
+    data["speedup"].update(vs_eager=2.1, vs_compile=2.1)  # timed in turns: the median of per-round ratios
+    in_turns = factory.Record.model_validate(data)
+    verdict = agreement(in_turns, factory.make_record(protocol_name="verified", candidate_ms=2.0 / 2.09))
+    assert verdict.agrees and verdict.low == pytest.approx(1.98 / 1.01) and verdict.high == pytest.approx(2.1)
+    assert not agreement(in_turns, factory.make_record(protocol_name="verified", candidate_ms=2.0 / 2.12)).agrees
+
+
 def test_agreement_without_ci_uses_five_percent_and_compares_status() -> None:
     no_ci = dict(ci95_low_ms=None, ci95_high_ms=None)
     original = factory.make_record(timing=factory.timing(1.0, **no_ci))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +14,7 @@ import pytest
 import schemas
 from evaluations import _turns
 from evaluations.cli import main
+from schemas._validate import validate
 
 
 def _party(path: Path, party: int, rounds: int, log: list[tuple[int, bool]], lock: threading.Lock) -> None:
@@ -118,6 +120,20 @@ def test_a_timing_takes_its_turns_on_the_rounds_core_and_gets_its_own_cores_back
     assert json.loads(path.read_text())["gone"] == [True]
     assert len(run.batches) == len(run.samples_ms) == run.stats.calls  # each sample with its turn, in order
     assert run.batches == sorted(run.batches) and run.batches[0] == 0
+    rounds = run.stats.round_medians_ms  # one median per round, in order, from that round's samples
+    assert rounds is not None and len(rounds) == run.batches[-1] + 1
+    last = [s for s, b in zip(run.samples_ms, run.batches, strict=True) if b == run.batches[-1]]
+    assert rounds[-1] == statistics.median(last)
+
+
+def test_a_timing_alone_records_no_rounds():
+    import torch
+
+    from evaluations._verified._timing import TimingPlan, time_calls
+
+    sets = [[torch.randn(64)] for _ in range(2)]
+    plan = TimingPlan(warmup_s=0.01, min_calls=20, min_time_s=0.0, time_cap_s=1.0)
+    assert time_calls(lambda k: sets[k][0] * 2, sets, torch.device("cpu"), plan).stats.round_medians_ms is None
 
 
 def test_verified_candidates_timed_in_turns_with_fresh_baselines(tmp_path, fixtures_dir):
@@ -144,7 +160,11 @@ def test_verified_candidates_timed_in_turns_with_fresh_baselines(tmp_path, fixtu
     assert "timed in turns with 3 other process(es)" in (honest.timing.note or "")
     assert f"every turn on host core {max(os.sched_getaffinity(0))}" in (honest.timing.note or "")
     eager = next(b for b in honest.baselines if b.kind == "eager_tf32")
-    assert honest.speedup.vs_eager == pytest.approx(eager.timing.median_ms / honest.timing.median_ms)
+    cand_rounds, eager_rounds = honest.timing.round_medians_ms, eager.timing.round_medians_ms
+    assert cand_rounds and eager_rounds and abs(len(cand_rounds) - len(eager_rounds)) <= 1  # the same rounds
+    ratios = [e / c for e, c in zip(eager_rounds, cand_rounds, strict=False)]  # the speedup: median of per-round ratios
+    assert honest.speedup.vs_eager == pytest.approx(statistics.median(ratios))
+    assert [f for f in validate(root=out) if f.field.startswith("speedup")] == []  # the validator's rule too
     state = json.loads(next((build / "turns").glob("*.json")).read_text())
     assert state["stop"] and all(state["gone"]) and state["turn"] >= 2 * state["parties"]
 
@@ -197,3 +217,18 @@ def test_only_a_protocol_that_takes_turns_times_candidates_in_turns(tmp_path, fi
     forced = runner("cpu", True)
     assert forced._in_turns(forced.protocols["verified"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
     assert not forced._in_turns(forced.protocols["standard"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
+
+
+def test_a_speedup_between_timings_in_turns_is_the_median_of_per_round_ratios():
+    from evaluations._outcomes import summarize
+    from evaluations._verified._stats import round_medians
+
+    assert round_medians([3.0, 1.0, 2.0, 5.0], [0, 0, 0, 1]) == [2.0, 5.0]
+    assert round_medians([1.0, 2.0], [0, 2]) is None  # a round without samples: not the same rounds as the others
+    assert round_medians([0.0, 2.0], [0, 1]) is None
+    cand = summarize([1.0, 1.0, 1.0], "cuda_events").model_copy(update={"round_medians_ms": [1.0, 1.0, 1.0, 1.0]})
+    base = summarize([2.0, 2.0, 2.0], "cuda_events").model_copy(update={"round_medians_ms": [2.0, 2.2, 2.1]})
+    assert schemas.speedup_between(cand, base) == pytest.approx(2.1)  # the lead's extra round has no pair
+    alone = base.model_copy(update={"round_medians_ms": None})  # one side timed alone: the ratio of medians
+    assert schemas.speedup_between(cand, alone) == pytest.approx(2.0)
+    assert schemas.speedup_between(cand.model_copy(update={"round_medians_ms": None}), alone, "mean") == pytest.approx(2.0)

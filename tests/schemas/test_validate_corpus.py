@@ -65,6 +65,21 @@ def _delete(where: str) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+CANDIDATE_ROUNDS, BASELINE_ROUNDS = [1.0, 1.0, 1.0], [2.0, 2.2, 2.1]
+"""Round medians of a candidate and its baselines timed in turns: per-round ratios 2.0, 2.2, 2.1, so the
+speedup is 2.1 while the ratio of the medians (the factory's 2.0 / 1.0) is 2.0."""
+
+
+def _in_turns(data: dict[str, Any], speedup: float | None = None) -> None:
+    """Candidate and baselines of a verified record timed in turns; the speedups set to ``speedup`` if given."""
+    data["timing"]["round_medians_ms"] = CANDIDATE_ROUNDS
+    for b in data["baselines"]:
+        b["timing"]["round_medians_ms"] = BASELINE_ROUNDS
+        b["baseline_id"] = None
+    if speedup is not None:
+        data["speedup"].update(vs_eager=speedup, vs_compile=speedup)
+
+
 def _wrong_folder(root: Path) -> Path:
     return place(root, make_record(), rel="h200/another-model/standard/kernelbench-v0/level-1/0019-19_relu__s0.json")
 
@@ -185,6 +200,16 @@ CORPUS = [
     Bad("speedup inconsistent", _mutated(_set("speedup.vs_eager", 3.0)), "speedup.vs_eager",
         "3.0 disagrees with eager_fp32 mean_ms / candidate mean_ms = 2.0 / 1.0 = 2"),
     Bad("speedup of the wrong statistic", _mutated(_set("timing.mean_ms", 1.09)), "speedup.vs_eager", "disagrees"),
+    Bad("speedup in turns from the medians", _mutated(_in_turns, protocol_name="verified"), "speedup.vs_eager",
+        "disagrees with the median of the per-round ratios eager_tf32 / candidate of their round_medians_ms = 2.1"),
+    Bad("round median outside the samples", _mutated(lambda d: (_in_turns(d, 2.1),
+                                                                _set("timing.round_medians_ms", [1.0, 1.0, 9.0])(d)),
+                                                     protocol_name="verified"),
+        "timing.round_medians_ms", "round 2's median 9.0 lies outside [min_ms, max_ms]"),
+    Bad("round median not positive", _mutated(lambda d: (_in_turns(d, 2.1),
+                                                         _set("timing.round_medians_ms", [1.0, 0.0, 1.0])(d)),
+                                              protocol_name="verified"),
+        "timing", "round_medians_ms[1] must be finite and positive"),
     Bad("speedup column not in protocol", _mutated(_set("speedup.vs_compile", 2.0)), "speedup.vs_compile",
         "protocol 'standard' has no vs_compile speedup"),
     Bad("speedup without its baseline", _mutated(_set("baselines", [])), "speedup.vs_eager",
@@ -272,6 +297,10 @@ def test_good_records_pass(tmp_path: Path) -> None:
     for rec in good:
         place(root, rec)
     place(root, in_repo, in_repo_data)
+    turns = make_record(protocol_name="verified", pid=23, name="23_Softmax")
+    turns_data = as_data(turns)
+    _in_turns(turns_data, 2.1)  # timed in turns: the speedup is the median of per-round ratios
+    place(root, turns, turns_data)
     (root / "README.md").write_text("Contributed records.\n", encoding="utf-8")
     assert validate(root=root) == []
 
