@@ -35,8 +35,9 @@ short calls, four places or none). Records and cached baselines of another versi
 record of another version is not reproduced by this one. Within 1.1, a captured graph is checked
 against eager calls before it is timed (a graph that misses the call's work is not used), and a problem
 whose eager baseline follows the host's own speed has its candidates timed in turns with fresh baseline
-timings (``TURNS_WHEN_HOST_BOUND``); neither changed a published record, as none of them was timed as
-graph replays or is of such a problem."""
+timings (``TURNS_WHEN_HOST_BOUND``), their speedups taken as the median of per-round ratios
+(``schemas.speedup_between``); neither changed a published record, as none of them was timed as graph
+replays or is of such a problem (KernelBench v0's L3/30 alone is, on the H200)."""
 INFO = ProtocolInfo(
     name="verified", version=VERSION, atol=1e-3, rtol=1e-3, seeds=[],
     distributions=[d.label for d in DISTRIBUTIONS], tf32_baseline=True,
@@ -53,7 +54,7 @@ TURNS_WHEN_HOST_BOUND = True
 """Where the eager baseline is host-bound and timed as eager calls (no CUDA graph could hold the call), every
 candidate is timed in turns with fresh timings of all baseline kinds, each in its own worker, a batch of
 samples a turn (``Runner.timed_in_turns``): the host's own speed, which sets such times and drifts, then
-weighs on candidate and baselines alike."""
+weighs on candidate and baselines alike, and each speedup is the median of the per-round ratios."""
 
 
 def run_candidate(job: Job) -> CandidateOutcome:
