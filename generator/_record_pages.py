@@ -194,6 +194,13 @@ def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict |
                      + ("this time" if len(eager_host_bound) == 1 else "these times")
                      + " (the call could not be timed as CUDA graph replays). Such times follow the host's speed "
                      "and can move by 10% or more between runs: read this speedup as approximate.</p>")
+    paired = [b.kind for b in r.baselines if r.timing and r.timing.round_medians_ms and b.timing.round_medians_ms]
+    if paired:
+        rounds = min(len(r.timing.round_medians_ms or []), *(len(b.timing.round_medians_ms or [])
+                                                             for b in r.baselines if b.kind in paired))
+        parts.append(f"<p>Timed in turns with {_e(', '.join(paired))} ({rounds} rounds): the speedups against "
+                     + ("it" if len(paired) == 1 else "them") + " are the median of the per-round ratios (the "
+                     "baseline's median in a round over the candidate's), not the ratio of the medians above.</p>")
     if r.timing and r.timing.note:
         parts.append(f"<p>{_e(r.timing.note)}</p>")
     parts += _checks(r)

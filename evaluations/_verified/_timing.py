@@ -270,11 +270,8 @@ class _Slots:
         return perf_counter()
 
     def _stop(self, groups: list[list[float]], plan: TimingPlan, started: float) -> bool:
-        if self.turns is None:
-            return _should_stop(groups, plan, started)
-        self.rounds += 1
-        waited = self.turns.waited_s - self._waited_before
-        return self.rounds >= ROUNDS_MAX or _should_stop(groups, plan, started + waited)
+        waited = self.turns.waited_s - self._waited_before if self.turns is not None else 0.0
+        return _should_stop(groups, plan, started + waited)
 
     def finished(self, groups: list[list[float]], plan: TimingPlan, started: float) -> bool:
         """Before a batch of samples: whether sampling ends. Alone, by this timing's stopping rule; in turns,
@@ -284,7 +281,8 @@ class _Slots:
     def batch_done(self, groups: list[list[float]], plan: TimingPlan, started: float) -> None:
         """After a batch of samples: in turns, hand the turn on with this timing's stopping rule."""
         if self.turns is not None:
-            self.end(self._stop(groups, plan, started))
+            self.rounds += 1
+            self.end(self.rounds >= ROUNDS_MAX or self._stop(groups, plan, started))
 
     def round_medians(self, samples: list[float], batches: list[int]) -> list[float] | None:
         """In turns, the median of each round's samples (``None`` when timed alone): what a speedup between

@@ -157,6 +157,13 @@ def test_a_host_bound_timing_is_marked_and_an_eager_one_warned_about():
     assert "Host-bound eager timing: the host, not the GPU, set this time" in page(
         TimingStats(method="cuda_events", host_bound=True, **base))
     assert "Host-bound eager timing" not in page(TimingStats(method="cuda_graph", host_bound=True, **base))
+    assert "per-round ratios" not in page(TimingStats(method="cuda_events", **base))
+    in_turns = record.model_copy(update={
+        "timing": TimingStats(method="cuda_events", round_medians_ms=[12.0, 12.5, 13.0], **base),
+        "baselines": [b.model_copy(update={"timing": b.timing.model_copy(update={"round_medians_ms": [14.0, 15.0]})})
+                      for b in record.baselines]})
+    kinds = ", ".join(b.kind for b in record.baselines)
+    assert f"Timed in turns with {kinds} (2 rounds): the speedups against" in render_record_page(in_turns, row, REPO)
 
 
 def test_methodology_page_shows_the_committed_self_speedup_figures(site: Path):
