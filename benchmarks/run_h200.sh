@@ -9,7 +9,8 @@
 # DRIFT_ARGS adds options, e.g. "--variant copy,deepcopy,read-flush,placements --order AB").
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
 # last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
-# After every evaluation, records/<hw> and the logs are packed into $OUT/records.tgz and $OUT/logs.tgz.
+# After every evaluation (cudal1: every PACK_S seconds, default 30), records/<hw> and the logs are packed into
+# $OUT/records.tgz and $OUT/logs.tgz.
 # Needs pydantic on PYTHONPATH (carry wheels) and, for selfspeed/audit/cudal1, the CUDA-L1 bundle at
 # .data/h100.jsonl (copy it from the public datasets folder; it is git-ignored).
 # SELF_ARGS adds options to benchmarks/self_speedup.py (e.g. --essential-only, --retry-errors); passes
@@ -80,7 +81,14 @@ for s in "${STEPS[@]}"; do
       grep -E "PASSED|FAILED|ERROR|passed|failed" "$LOGS/gpu_tests.log" | tail -40 ;;
     cudal1)
       step "CUDA-L1 kernels (public dataset) under both protocols"
-      timeout -k 5 "$(left)" $KV --protocol both --candidates .data/h100.jsonl >> "$LOGS/cudal1.log" 2>&1
+      # hundreds of evaluations: packed every PACK_S seconds meanwhile, so a call cut off from outside keeps them
+      timeout -k 5 "$(left)" $KV --protocol both --candidates .data/h100.jsonl >> "$LOGS/cudal1.log" 2>&1 &
+      EVAL=$!
+      while kill -0 "$EVAL" 2>/dev/null; do
+        for _ in $(seq "${PACK_S:-30}"); do kill -0 "$EVAL" 2>/dev/null || break; sleep 1; done
+        pack
+      done
+      wait "$EVAL"
       tail -5 "$LOGS/cudal1.log" ;;
     *) echo "unknown step: $s" >&2 ;;
   esac
