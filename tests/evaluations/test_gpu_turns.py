@@ -8,6 +8,7 @@ timings of the three baselines, each in its own worker. These tests run only whe
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 import schemas
 from evaluations._outcomes import host_speed_bound
 from evaluations.cli import main
+from schemas._validate import validate
 
 pytestmark = pytest.mark.gpu
 IN_TURNS = "timed in turns with 3 other process(es) timing the same problem"
@@ -41,8 +43,15 @@ def test_candidates_of_a_host_speed_bound_problem_are_timed_in_turns_with_fresh_
         assert b.baseline_id is None and IN_TURNS in (b.timing.note or ""), (b.kind, b.timing.note)
         assert b.timing.median_ms != stored[b.kind].timing.median_ms  # timed anew, beside the candidate
     assert 0.8 < honest.speedup.vs_eager < 1.25, honest.speedup  # the same kernels, timed in turns
+    in_turns = {b.kind: b.timing for b in honest.baselines}
+    rounds = {kind: t.round_medians_ms for kind, t in in_turns.items()}
+    assert honest.timing.round_medians_ms and all(rounds.values()), rounds  # each round's median kept
+    ratios = [e / c for e, c in zip(rounds["eager_tf32"], honest.timing.round_medians_ms, strict=False)]
+    assert honest.speedup.vs_eager == pytest.approx(statistics.median(ratios))  # the median of per-round ratios
+    assert [f for f in validate(root=out) if f.field.startswith(("speedup", "timing", "baselines"))] == []
     print(f"self-speedup in turns: vs_eager {honest.speedup.vs_eager:.4f}, vs_compile {honest.speedup.vs_compile:.4f}, "
-          f"vs_eager_fp32 {honest.speedup.vs_eager_fp32:.4f}; candidate note: {honest.timing.note}")
+          f"vs_eager_fp32 {honest.speedup.vs_eager_fp32:.4f} over {len(ratios)} rounds (ratio of the medians: "
+          f"vs_eager {in_turns['eager_tf32'].median_ms / honest.timing.median_ms:.4f}); candidate note: {honest.timing.note}")
 
     wrong = records["1_syncing_small_ops__wrong.py"]  # never timed: the baselines' workers were stopped
     assert wrong.status == "incorrect" and wrong.timing is None
