@@ -40,7 +40,7 @@ import torch
 
 from evaluations import _turns
 from evaluations._outcomes import host_speed_bound, pacing_of
-from evaluations._verified._setup import Settings, timing_sets
+from evaluations._verified._setup import Settings, timing_sets, to_device
 from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 from evaluations._worker import load_module
 from evaluations.protocols.standard import SEED, set_seed
@@ -71,7 +71,7 @@ def build_model(source: str, tag: str, folder: Path, copy: bool = False) -> tupl
                          f"self_{'copy' if copy else 'ref'}_{tag}", folder)
     with torch.no_grad():
         set_seed(SEED)
-        init = [v.cuda() if isinstance(v, torch.Tensor) else v for v in module.get_init_inputs()]
+        init = to_device(module.get_init_inputs(), torch.device("cuda"))
         set_seed(SEED)
         model = (module.ModelNew if copy else module.Model)(*init).cuda()
     return module, model

@@ -30,6 +30,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evaluations._outcomes import mean, median, quantile  # noqa: E402
+from evaluations._verified._setup import to_device  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -158,10 +159,6 @@ def gpu_tasks(tool: str, bundle: Path, keys: list[str]) -> dict[str, Task] | Non
         return None
 
 
-def _cuda(values: list[Any]) -> list[Any]:
-    return [v.cuda() if isinstance(v, torch.Tensor) else v for v in values]
-
-
 def build_pair(source: str, tag: str, folder: Path) -> tuple[ModuleType, torch.nn.Module, torch.nn.Module]:
     """The problem's module, its ``Model`` on the GPU, and a separately built copy (``Model`` renamed
     ``ModelNew``, imported as its own module), each constructed after the same seed (``build_model``)."""
@@ -175,7 +172,7 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
     reference, ref_model, copy_model = build_pair(task.source, f"l{task.level}_{task.task_id}", folder)
     with torch.no_grad():
         set_seed(SEED)
-        inputs = _cuda(reference.get_inputs())
+        inputs = to_device(reference.get_inputs(), torch.device("cuda"))
         sets = input_sets(reference.get_inputs, torch.device("cuda")) if SET_RECIPES & set(names) else []
         ref_ms, copy_ms, clocks, methods, paired = {}, {}, {}, {}, {}
         for name in names:

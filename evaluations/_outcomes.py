@@ -82,13 +82,6 @@ def summarize(samples_ms: list[float], method: TimingMethod, *, l2_flush: bool =
     )
 
 
-def statistic_ms(timing: TimingStats, name: str) -> float:
-    """The named statistic (``mean`` or ``median``) of a timing, the value speedups are computed from."""
-    if name not in ("mean", "median"):
-        raise ValueError(f"unknown statistic {name!r}")
-    return timing.mean_ms if name == "mean" else timing.median_ms
-
-
 GRAPH_HOST_MS = 1.0
 """Host enqueue time per call from which a host-bound call is timed as CUDA graph replays."""
 

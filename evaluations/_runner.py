@@ -27,7 +27,7 @@ from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, R
 from . import _extensions, _gpulock, _turns
 from ._isolation import IsolatedResult, Spare, run_isolated, start_spare
 from ._loaders import Loaded
-from ._outcomes import BaselineOutcome, CandidateOutcome, host_speed_bound, pacing_of, statistic_ms
+from ._outcomes import BaselineOutcome, CandidateOutcome, host_speed_bound, pacing_of
 from ._types import Candidate, Job, Problem
 
 MAX_ERROR_CHARS = 4000
@@ -453,13 +453,13 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
     speedups: dict[str, float] = {}
     roofline = None
     if outcome.status == "correct" and outcome.timing is not None:
-        cand_ms = statistic_ms(outcome.timing, stat)
+        cand_ms = schemas.statistic_ms(outcome.timing, stat)
         for field_name, kind in module.SPEEDUP_BASELINE.items():
             speedup = schemas.speedup_between(outcome.timing, baselines[kind].timing, stat)
             if speedup is not None and speedup > 0:  # per-round ratios for timings taken in the same turns
                 speedups[field_name] = speedup
         eager = baselines[module.SPEEDUP_BASELINE["vs_eager"]]
-        roofline = _roofline(problem, runner.env.hardware, cand_ms, statistic_ms(eager.timing, stat))
+        roofline = _roofline(problem, runner.env.hardware, cand_ms, schemas.statistic_ms(eager.timing, stat))
     eager_peak = baselines[module.SPEEDUP_BASELINE["vs_eager"]].peak_memory_bytes
     return Record(
         model=schemas.ModelInfo(name=candidate.model, provider=candidate.provider, sample=candidate.sample),

@@ -39,6 +39,7 @@ from ._record import (
     TimingMethod,
     TimingStats,
     speedup_between,
+    statistic_ms,
 )
 
 __all__ = [
@@ -48,5 +49,5 @@ __all__ = [
     "MemoryStats", "ModelInfo", "ProblemRef", "ProtocolInfo", "ProtocolName", "Record", "RecordError",
     "Roofline", "Speedups", "Status", "TimingConfig", "TimingMethod", "TimingStats", "baseline_relpath",
     "dump_record", "export_schemas", "json_schemas", "load_record", "parse_record", "read_json",
-    "record_relpath", "slug", "speedup_between", "write_record",
+    "record_relpath", "slug", "speedup_between", "statistic_ms", "write_record",
 ]

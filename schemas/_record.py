@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from datetime import datetime
 from typing import Literal
 
@@ -285,19 +286,22 @@ class TimingStats(_Strict):
         return self
 
 
+def statistic_ms(timing: TimingStats, name: str) -> float:
+    """The named statistic (``mean`` or ``median``) of a timing, the value speedups are computed from."""
+    if name not in ("mean", "median"):
+        raise ValueError(f"unknown statistic {name!r}")
+    return timing.mean_ms if name == "mean" else timing.median_ms
+
+
 def speedup_between(candidate: TimingStats, baseline: TimingStats, statistic: str = "median") -> float | None:
     """The baseline's time over the candidate's: the median of the per-round ratios where both were timed
     in the same turns (both have ``round_medians_ms``), else the ratio of their ``statistic`` (``median``
     or ``mean``). ``None`` where the candidate's time is not positive."""
     if candidate.round_medians_ms and baseline.round_medians_ms:
-        return _median([b / c for b, c in zip(baseline.round_medians_ms, candidate.round_medians_ms, strict=False)])
-    cand, base = getattr(candidate, f"{statistic}_ms"), getattr(baseline, f"{statistic}_ms")
-    return base / cand if cand > 0 else None
-
-
-def _median(values: list[float]) -> float:
-    ordered, mid = sorted(values), len(values) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+        return statistics.median(b / c for b, c in zip(baseline.round_medians_ms, candidate.round_medians_ms,
+                                                       strict=False))
+    cand = statistic_ms(candidate, statistic)
+    return statistic_ms(baseline, statistic) / cand if cand > 0 else None
 
 
 class BaselineTiming(_Strict):

@@ -21,7 +21,7 @@ from typing import Any
 
 from ._io import RecordError, parse_record, read_json, record_relpath, slug
 from ._io import baseline_relpath as _baseline_relpath
-from ._record import BaselineRecord, Record, speedup_between
+from ._record import BaselineRecord, Record, speedup_between, statistic_ms
 
 PROTOCOLS: dict[str, dict[str, Any]] = {
     "standard": {"versions": ("1.0",), "statistic": "mean", "tf32_baseline": False,
@@ -336,7 +336,8 @@ def _speedups(rec: Record) -> Iterator[tuple[str, str]]:
                 yield field, (f"{value} disagrees with the median of the per-round ratios {kind} / candidate "
                               f"of their round_medians_ms = {expected:.6g} (both were timed in turns)")
             else:
-                cand, base = getattr(rec.timing, stat), getattr(base_timing, stat)
+                name = rec.protocol.timing.statistic
+                cand, base = statistic_ms(rec.timing, name), statistic_ms(base_timing, name)
                 yield field, (f"{value} disagrees with {kind} {stat} / candidate {stat} "
                               f"= {base} / {cand} = {expected:.6g}")
 

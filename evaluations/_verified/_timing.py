@@ -230,7 +230,8 @@ class _Slots:
         self._held = contextlib.ExitStack()
         self._waited_before = 0.0
         self.rounds = 0
-        """Rounds of samples taken so far in turns (a record keeps at most ``ROUNDS_MAX``)."""
+        """Batches of samples taken so far (in turns, one a round; a record keeps at most ``ROUNDS_MAX``):
+        the index of the batch being taken."""
 
     def begin(self) -> bool:
         """Wait for this timing's turn; True when all timings of the round are to stop (this turn is the last)."""
@@ -279,9 +280,9 @@ class _Slots:
         return self._stop(groups, plan, started) if self.turns is None else self.begin()
 
     def batch_done(self, groups: list[list[float]], plan: TimingPlan, started: float) -> None:
-        """After a batch of samples: in turns, hand the turn on with this timing's stopping rule."""
+        """After a batch of samples: counted, and in turns, the turn handed on with this timing's stopping rule."""
+        self.rounds += 1
         if self.turns is not None:
-            self.rounds += 1
             self.end(self.rounds >= ROUNDS_MAX or self._stop(groups, plan, started))
 
     def round_medians(self, samples: list[float], batches: list[int]) -> list[float] | None:
@@ -313,13 +314,12 @@ def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     batches: list[int] = []
     started = slots.sampling(median(warm))
     while not slots.finished([samples], plan, started):
-        batch = batches[-1] + 1 if batches else 0
         for _ in range(slots.batch):
             k = rot.take()
             t0 = perf_counter_ns()
             outputs[k] = call(k)
             samples.append((perf_counter_ns() - t0) / 1e6)
-            batches.append(batch)
+            batches.append(slots.rounds)
         slots.batch_done([samples], plan, started)
     slots.leave()
     stats = summarize_verified(samples, "host_clock", l2_flush=False,
@@ -612,7 +612,7 @@ def _time_cuda(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
         clock = _clock_probe()
         _synchronize()
         for (start, end), j in zip(events, where, strict=True):
-            batches.append(len(clocks))
+            batches.append(slots.rounds)
             samples.append(_elapsed(start, end) / per_sample)
             groups[j].append(samples[-1])
         clocks.append(clock.mhz())
@@ -676,7 +676,7 @@ def host_loop_ms(loops: int = 3, n: int = 100_000) -> float:
         for i in range(n):
             acc += i & 7
         times.append((perf_counter() - t0) * 1e3)
-    return sorted(times)[loops // 2]
+    return median(times)
 
 
 def _host_ms(fn: Callable[[], Any]) -> float:

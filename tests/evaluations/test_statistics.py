@@ -6,7 +6,8 @@ import statistics
 
 import pytest
 
-from evaluations._outcomes import mean, median, quantile, statistic_ms, std, summarize
+from evaluations._outcomes import mean, median, quantile, std, summarize
+from schemas import statistic_ms
 
 
 def test_statistics_match_hand_values():
