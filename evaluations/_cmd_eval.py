@@ -53,8 +53,11 @@ def register(subparsers: Any) -> None:
                    "timings of its problem's baselines, each in its own worker, a batch of samples a turn (default: only for a "
                    "problem whose eager baseline is host-bound and timed as eager calls)")
     p.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+    p.add_argument("--stats-json", metavar="PATH", help="write the run's phase spans, per-job wall times and GPU busy "
+                   "samples to this JSON file (benchmarks/throughput.py reads it)")
     p.add_argument("--prewarm", action="store_true", help="on CUDA, keep a spare worker importing torch ahead of the "
-                   "next isolated call to save start-up time (each worker still serves one job)")
+                   "next isolated call to save start-up time (each worker still serves one job; on by default with "
+                   "--concurrent above 1, where one spare per evaluation in flight is kept)")
     p.set_defaults(func=run_command)
 
 
@@ -121,7 +124,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], options: dict[str, int]) -> int:
     from ._env import capture_environment, resolve_device
-    from ._runner import RunConfig, default_prewarm, run
+    from ._runner import RunConfig, RunSummary, default_prewarm, run
 
     try:
         device = resolve_device(args.device)
@@ -132,12 +135,44 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
     config = RunConfig(out_dir=Path(args.out), protocols=protocols, device=device, timeout_s=args.timeout,
                        jobs=args.jobs, build_dir=Path(args.build_dir), build_timeout_s=args.build_timeout,
                        options=options, progress=not args.no_progress,
-                       prewarm=default_prewarm(device, args.prewarm), concurrent=args.concurrent,
+                       prewarm=default_prewarm(device, args.prewarm, args.concurrent), concurrent=args.concurrent,
                        in_turns=args.in_turns)
-    with _sigterm_interrupts():
-        summary = run(loaded, config, capture_environment(device))
+    summary = RunSummary()
+    try:
+        with _sigterm_interrupts():
+            run(loaded, config, capture_environment(device), summary)
+    finally:  # an interrupted run's figures are kept too
+        if args.stats_json:
+            write_stats(Path(args.stats_json), summary)
     print_summary(summary, protocols)
     return 0
+
+
+def write_stats(path: Path, summary: Any) -> None:
+    """The run's phases and GPU samples as JSON, written atomically."""
+    import json
+
+    data = {**summary.phases.as_json(), "gpu_samples": summary.gpu.samples if summary.gpu else [],
+            "gpu_unavailable": summary.gpu.unavailable if summary.gpu else "not a CUDA run",
+            "written": len(summary.written), "skipped": len(summary.skipped)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    tmp.replace(path)
+
+
+def phase_lines(summary: Any) -> list[str]:
+    """One line per phase: jobs, wall seconds in progress, worker-seconds, GPU busy share over its span."""
+    lines = []
+    for t in summary.phases.totals():
+        busy = summary.gpu.share(t.first_s, t.last_s) if summary.gpu is not None else None
+        lines.append(f"  {t.phase:<9} {t.jobs:>5} jobs  {t.wall_s:8.1f} s in progress  {t.worker_s:9.1f} worker-s"
+                     + (f"  GPU busy {busy:.0%}" if busy is not None else ""))
+    if summary.gpu is not None:
+        whole = summary.gpu.share()
+        lines.append(f"  GPU busy over the run: {whole:.0%}" if whole is not None
+                     else f"  GPU busy share not measured: {summary.gpu.unavailable or 'no samples'}")
+    return ["phases (wall time; phases overlap when several jobs run at once):", *lines] if lines else []
 
 
 def print_summary(summary: Any, protocols: tuple[str, ...]) -> None:
@@ -153,6 +188,7 @@ def print_summary(summary: Any, protocols: tuple[str, ...]) -> None:
     lines = [f"{len(summary.written)} records written, {len(summary.skipped)} already finished (skipped)"]
     lines += [f"reference failed, candidates not evaluated: {key}: {reason}"
               for key, reason in sorted(summary.reference_failures.items())]
+    lines += phase_lines(summary)
     try:
         from rich.console import Console
         from rich.table import Table

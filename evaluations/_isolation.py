@@ -222,6 +222,46 @@ def start_spare(preload: tuple[str, ...], log_dir: str | os.PathLike[str]) -> Sp
     return Spare(proc, job_writer, reader, spare_log)
 
 
+class SparePool:
+    """Up to ``size`` spares importing ahead, for runs with several isolated calls in flight at once.
+
+    Each spare still serves exactly one call (it is as fresh as a cold start for it: only ``preload`` ran in
+    it); :meth:`take` hands out a ready one, or None when none is, and starts its replacement.
+    """
+
+    def __init__(self, preload: tuple[str, ...], log_dir: str | os.PathLike[str], size: int) -> None:
+        self.preload, self.log_dir, self.size = preload, log_dir, size
+        self._ready: list[Spare] = []
+        self._guard = threading.Lock()
+        self._closed = False
+        for _ in range(size):
+            self._ready.append(start_spare(preload, log_dir))
+
+    def take(self) -> Spare | None:
+        """A spare that is still alive (None if none is), and a new one started in its place."""
+        with self._guard:
+            if self._closed:
+                return None
+            spare = None
+            while self._ready and spare is None:
+                candidate = self._ready.pop(0)
+                if candidate.usable():
+                    spare = candidate
+                else:
+                    candidate.discard()
+            while len(self._ready) < self.size:
+                self._ready.append(start_spare(self.preload, self.log_dir))
+            return spare
+
+    def close(self) -> None:
+        """Stop every spare nobody took."""
+        with self._guard:
+            self._closed = True
+            spares, self._ready = self._ready, []
+        for spare in spares:
+            spare.discard()
+
+
 def _dispatch(spare: Spare | None, target: str, payload: Any, log: Path) -> tuple[Any, Any]:
     """(process, result pipe) running ``target``: on ``spare`` when it takes the job, else a cold spawn."""
     if spare is not None:

@@ -261,7 +261,7 @@ def reproduce(path: Path, *, out_dir: Path | None = None, device: str = "cuda",
                            options=protocol_options(original, module.INFO), progress=False)
         runner = Runner(Loaded([problem], [candidate]), config, env)
         todo = runner.pending()
-        runner.prebuild(todo, lambda: None)
+        runner.prepare(runner.preparations([(p, c) for p, c, _ in todo]), lambda: None)
         fresh = runner.evaluate(*todo[0]) if todo else None
         if fresh is None:
             reason = runner.summary.reference_failures.get(problem.key, "no result")

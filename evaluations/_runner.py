@@ -1,4 +1,4 @@
-"""The evaluation run: prebuild extensions, measure or reuse baselines, evaluate candidates, write records.
+"""The evaluation run: prepare (builds, warm-ups), measure or reuse baselines, evaluate candidates, write records.
 
 Every candidate and every baseline runs in its own spawned process (``_isolation``); records are
 written atomically the moment they are finished, so an interrupted run keeps all of them, and a
@@ -25,27 +25,29 @@ import schemas
 from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, Record
 
 from . import _extensions, _gpulock, _turns
-from ._isolation import IsolatedResult, Spare, run_isolated, start_spare
+from ._gpubusy import BusySampler
+from ._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_spare
 from ._loaders import Loaded
 from ._outcomes import BaselineOutcome, CandidateOutcome, host_speed_bound, pacing_of
+from ._phases import Phase, PhaseLog, Span
 from ._types import Candidate, Job, Problem
 
 MAX_ERROR_CHARS = 4000
 """Length limit of a record's ``error`` (the schema's)."""
 DEFAULT_BUILD_TIMEOUT_S = 900.0
-"""Deadline of one candidate's extension build in the prebuild stage."""
+"""Deadline of one job of the prepare stage (a candidate's builds and warm-up call, a compile warm-up)."""
 PREWARM_MIN_CPUS = 4
 """Fewest CPU cores on which spare workers may import ahead (they must not compete with timing)."""
 
 
-def default_prewarm(device: str, requested: bool) -> bool:
-    """Whether spare workers import ahead: only when asked for, on CUDA (device-timed), with cores to spare.
+def default_prewarm(device: str, requested: bool, concurrent: int = 1) -> bool:
+    """Whether spare workers import ahead: on CUDA (device-timed) with cores to spare, when asked for or when
+    several evaluations are in flight anyway (their start-up and host work already run beside every timing).
 
-    Off unless requested: its effect on host-bound timings has not been measured on the GPU yet
-    (``benchmarks/runner_overhead.py --prewarm on|off`` measures it). On the CPU the host clock times
-    the calls and torch uses every core, so nothing may run beside them.
+    One at a time it stays off unless requested. On the CPU the host clock times the calls and torch uses
+    every core, so nothing may run beside them.
     """
-    return requested and device == "cuda" and (os.cpu_count() or 1) >= PREWARM_MIN_CPUS
+    return (requested or concurrent > 1) and device == "cuda" and (os.cpu_count() or 1) >= PREWARM_MIN_CPUS
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class RunConfig:
     progress: bool = True
     prewarm: bool | None = None
     """Keep one spare worker importing torch and the protocols ahead of the next isolated call (each worker
-    still serves exactly one job). True/False force it; None: off (see :func:`default_prewarm`)."""
+    still serves exactly one job). True/False force it; None: :func:`default_prewarm`'s choice."""
     concurrent: int = 1
     """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``_gpulock``: every
     timing holds the device alone; start-up, loading, correctness and integrity work overlap."""
@@ -83,6 +85,10 @@ class RunSummary:
     records: list[Record] = field(default_factory=list)
     reference_failures: dict[str, str] = field(default_factory=dict)
     """Problem key -> why its reference could not be timed (its candidates get no record)."""
+    phases: PhaseLog = field(default_factory=PhaseLog)
+    """Every isolated job and record write of the run, by phase, with its wall time."""
+    gpu: BusySampler | None = None
+    """The GPU's busy share over the run (CUDA runs only)."""
 
     def status_counts(self, protocol: str) -> Counter[str]:
         """How many records of ``protocol`` have each status."""
@@ -166,7 +172,7 @@ def failed_outcome(result: IsolatedResult, *, building: bool = False) -> Candida
 class Runner:
     """One ``kverdict eval`` run over loaded problems and candidates."""
 
-    def __init__(self, loaded: Loaded, config: RunConfig, env: Environment) -> None:
+    def __init__(self, loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary | None = None) -> None:
         from .protocols import get_protocol
 
         self.config, self.env = config, env
@@ -174,13 +180,14 @@ class Runner:
         self.candidates = [c for c in loaded.candidates if c.problem_key in self.problems]
         self.protocols = {name: get_protocol(name) for name in config.protocols}
         self.infos = {name: effective_info(m, config.options) for name, m in self.protocols.items()}
-        self.summary = RunSummary()
+        self.summary = summary if summary is not None else RunSummary()
         self.cancel = threading.Event()
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
         self._build_errors: dict[str, CandidateOutcome] = {}
-        self._prewarm = default_prewarm(config.device, False) if config.prewarm is None else config.prewarm
-        self._prewarm = self._prewarm and config.concurrent <= 1  # spares serve one call at a time
+        self._prewarm = (default_prewarm(config.device, False, config.concurrent) if config.prewarm is None
+                         else config.prewarm)
         self._spare: Spare | None = None
+        self._pool: SparePool | None = None
         self._locks: dict[tuple[str, str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
         shared_gpu = config.device == "cuda" and (config.concurrent > 1 or bool(os.environ.get(_gpulock.ENV)))
@@ -209,28 +216,46 @@ class Runner:
             return False, None
         return True, self.baseline(protocol, problem, pacer_kind)
 
-    def _isolated(self, target: str, job: Job, tag: str, timeout_s: float, spare: bool = True,
+    def _isolated(self, target: str, job: Job, tag: str, timeout_s: float, phase: Phase, spare: bool = True,
                   cancel: Any = None) -> IsolatedResult:
         log = self.config.build_dir / "logs" / f"{tag}.log"
-        return run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
-                            spare=self._next_spare() if spare else None)
+        start = self.summary.phases.now()
+        result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
+                              spare=self._next_spare() if spare else None)
+        timing = getattr(result.value, "timing", None) if result.ok else None
+        timed_ms = timing.mean_ms * timing.calls * timing.calls_per_sample if timing is not None else None
+        self.summary.phases.add(Span(phase, tag, start, self.summary.phases.now(), result.ok, timed_ms))
+        return result
+
+    def _write(self, path: Path, record: Record | BaselineRecord) -> None:
+        with self.summary.phases.span("write", path.name):
+            schemas.write_record(path, record)
 
     def _next_spare(self) -> Spare | None:
-        """The spare started during the previous call (None at first); starts the one for the next call."""
+        """A worker that has imported ahead, where prewarming is on: one at a time, the spare started during the
+        previous call (None at first, which starts the one for the next call); several in flight, one of a pool
+        as large as the run's concurrency."""
         if not self._prewarm:
             return None
         from .protocols import PROTOCOLS
 
-        spare = self._spare
         preload = ("evaluations._worker", *(PROTOCOLS[name] for name in self.config.protocols))
+        if self.config.concurrent > 1:
+            with self._locks_guard:
+                if self._pool is None:
+                    self._pool = SparePool(preload, self.config.build_dir / "logs", self.config.concurrent)
+            return self._pool.take()
+        spare = self._spare
         self._spare = start_spare(preload, self.config.build_dir / "logs")
         return spare
 
     def close(self) -> None:
-        """Stop the spare worker nobody will use."""
+        """Stop the spare workers nobody will use."""
         spare, self._spare = self._spare, None
         if spare is not None:
             spare.discard()
+        if self._pool is not None:
+            self._pool.close()
 
     def pending(self) -> list[tuple[str, Candidate, Path]]:
         """(protocol, candidate, record path) still to evaluate; finished ones go to the summary."""
@@ -246,28 +271,64 @@ class Runner:
                     todo.append((name, c, path))
         return todo
 
-    def prebuild(self, todo: list[tuple[str, Candidate, Path]], advance: Any) -> None:
-        """Import every candidate that compiles an extension, in parallel, before anything is timed."""
-        unique = {c.sha256: (name, c) for name, c, _ in todo if _extensions.needs_build(c.source)}
+    def preparations(self, todo: list[tuple[str, Candidate]]) -> list[Job]:
+        """What the prepare stage does before anything is timed: each candidate that compiles (an extension, or
+        Triton kernels) once for all protocols, and each baseline kind whose protocol has a warm-up
+        (``torch.compile``'s) and that is not stored already."""
+        jobs: dict[str, Job] = {}
+        for name, c in todo:
+            if c.sha256 not in jobs and _extensions.kernel_language(c.source) != "pytorch":
+                jobs[c.sha256] = self._job(name, self.problems[c.problem_key], c)
+        for name, c in todo:
+            module, info = self.protocols[name], self.infos[name]
+            if not hasattr(module, "warm_baseline") or self.config.device != "cuda":
+                continue
+            problem = self.problems[c.problem_key]
+            for kind in module.BASELINE_KINDS:
+                key = f"{name}/{problem.key}/{kind}"
+                path = baseline_path(self.config.out_dir, self.env, info, problem, kind)
+                if key not in jobs and kind in getattr(module, "WARMED_BASELINES", ()) \
+                        and self._reuse_baseline(path, problem, info) is None:
+                    jobs[key] = self._job(name, problem, kind=kind)
+        return list(jobs.values())
 
-        def build(item: tuple[str, Candidate]) -> None:
-            name, c = item
-            job = self._job(name, self.problems[c.problem_key], c)
-            result = self._isolated("evaluations._worker:prebuild", job, f"build-{c.sha256[:16]}",
-                                    self.config.build_timeout_s, spare=False)  # parallel: cold workers
-            if not result.ok:
-                self._build_errors[c.sha256] = failed_outcome(result, building=True)
-            elif result.value.error is not None:
-                self._build_errors[c.sha256] = CandidateOutcome(status="compile_error",
-                                                                error=_error_text(result.value.error, result.output_tail))
+    def prepare(self, jobs: list[Job], advance: Any) -> None:
+        """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process; an import that fails
+        is the candidate's ``compile_error``. No timing runs meanwhile, so they use the device freely."""
+
+        def one(job: Job) -> None:
+            if job.candidate is None:
+                self._isolated("evaluations._worker:warm_baseline", job,
+                               f"warm-{job.protocol}-{job.problem.sha256[:12]}-{job.baseline_kind}",
+                               self.config.build_timeout_s, "build", spare=False)
+            else:
+                c = job.candidate
+                result = self._isolated("evaluations._worker:warm_candidate", job, f"build-{c.sha256[:16]}",
+                                        self.config.build_timeout_s, "build", spare=False)  # parallel: cold workers
+                if not result.ok:
+                    self._build_errors[c.sha256] = failed_outcome(result, building=True)
+                elif result.value.error is not None:
+                    self._build_errors[c.sha256] = CandidateOutcome(
+                        status="compile_error", error=_error_text(result.value.error, result.output_tail))
             advance()
 
         with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
             try:
-                list(pool.map(build, unique.values()))
+                list(pool.map(one, jobs))
             except BaseException:
                 self.cancel.set()
                 raise
+
+    def baselines_needed(self, todo: list[tuple[str, Candidate, Path]]) -> list[tuple[str, str, str]]:
+        """(protocol, problem key, kind) of every baseline the candidates in ``todo`` need, the kinds that pace
+        the others first (a paced baseline waits for its pacer: started together, they would hold workers idle)."""
+        keys = {(p, c.problem_key, kind) for p, c, _ in todo for kind in self.protocols[p].BASELINE_KINDS}
+
+        def order(key: tuple[str, str, str]) -> tuple[bool, str, str, str]:
+            pacer = self.protocols[key[0]].SPEEDUP_BASELINE["vs_eager"]
+            return key[2] != pacer, key[0], key[1], key[2]
+
+        return sorted(keys, key=order)
 
     def baseline(self, protocol: str, problem: Problem, kind: str) -> BaselineRecord | None:
         """The baseline record of (problem, protocol, kind) here: reused from disk, or measured now."""
@@ -280,7 +341,7 @@ class Runner:
     def _baseline(self, protocol: str, problem: Problem, kind: str, key: tuple[str, str, str]) -> BaselineRecord | None:
         if key in self._baselines:
             return self._baselines[key]
-        info, module = self.infos[protocol], self.protocols[protocol]
+        info = self.infos[protocol]
         path = baseline_path(self.config.out_dir, self.env, info, problem, kind)
         record = self._reuse_baseline(path, problem, info)
         if record is None:
@@ -289,7 +350,7 @@ class Runner:
                 return None  # the eager baseline failed (already reported) or was interrupted
             job = self._job(protocol, problem, kind=kind, pacer=pacer)
             result = self._isolated("evaluations._worker:run_job", job, f"baseline-{protocol}-{problem.sha256[:12]}-{kind}",
-                                    self.config.timeout_s)
+                                    self.config.timeout_s, "baseline")
             if not result.ok:
                 if result.failure is not None and result.failure.kind == "cancelled":
                     return None  # interrupted, not failed: measured again by the re-run
@@ -297,12 +358,11 @@ class Runner:
                 self.summary.reference_failures[problem.key] = f"{kind} baseline: {reason}"
                 self._baselines[key] = None
                 return None
-            outcome: BaselineOutcome = result.value
-            peak = self._memory(module, job, f"mem-{protocol}-{problem.sha256[:12]}-{kind}")
+            outcome: BaselineOutcome = result.value  # its peak memory was measured first in the same fresh process
             record = BaselineRecord(problem=problem_ref(problem), protocol=info, kind=kind,
                                     environment=self._stamped(), timing=outcome.timing,
-                                    peak_memory_bytes=peak if peak is not None else outcome.peak_memory_bytes)
-            schemas.write_record(path, record)
+                                    peak_memory_bytes=outcome.peak_memory_bytes)
+            self._write(path, record)
         self._baselines[key] = record
         return record
 
@@ -316,7 +376,7 @@ class Runner:
     def _memory(self, module: ModuleType, job: Job, tag: str) -> int | None:
         if job.device != "cuda" or not hasattr(module, "measure_memory"):
             return None
-        result = self._isolated("evaluations._worker:memory_job", job, tag, self.config.timeout_s)
+        result = self._isolated("evaluations._worker:memory_job", job, tag, self.config.timeout_s, "memory")
         return result.value if result.ok else None
 
     def _stamped(self) -> Environment:
@@ -336,7 +396,8 @@ class Runner:
             if self._in_turns(module, baselines):  # type: ignore[arg-type]
                 result, in_turns, turn_notes = self.timed_in_turns(job, baselines, tag)  # type: ignore[arg-type]
             else:
-                result, turn_notes = self._isolated("evaluations._worker:run_job", job, tag, self.config.timeout_s), []
+                result, turn_notes = self._isolated("evaluations._worker:run_job", job, tag, self.config.timeout_s,
+                                                    "candidate"), []
             if result.failure is not None and result.failure.kind == "cancelled":
                 return None  # the run was interrupted: no verdict, and a re-run evaluates it again
             outcome = result.value if result.ok else failed_outcome(result)
@@ -351,7 +412,7 @@ class Runner:
             outcome.notes = [*outcome.notes, self._concurrency_note]
         record = assemble_record(self, protocol, problem, candidate, outcome,
                                  {**baselines, **in_turns}, in_turns=set(in_turns))  # type: ignore[dict-item]
-        schemas.write_record(path, record)
+        self._write(path, record)
         return record
 
     def _in_turns(self, module: ModuleType, baselines: dict[str, BaselineRecord]) -> bool:
@@ -387,7 +448,8 @@ class Runner:
             try:
                 result = self._isolated("evaluations._worker:run_job", jobs[party],
                                         tag if party == 0 else f"{tag}-turns-{kinds[party - 1]}",
-                                        2 * self.config.timeout_s, spare=False, cancel=self.cancel if party == 0 else cancel)
+                                        2 * self.config.timeout_s, "candidate" if party == 0 else "baseline",
+                                        spare=False, cancel=self.cancel if party == 0 else cancel)
                 return result
             finally:
                 _turns.mark_gone(path, party)
@@ -508,16 +570,19 @@ class _SilentProgress(_PlainProgress):
         self.tasks[task][2] += 1
 
 
-def run(loaded: Loaded, config: RunConfig, env: Environment) -> RunSummary:
-    """Evaluate every candidate under every protocol of ``config``; returns what was done."""
-    runner = Runner(loaded, config, env)
+def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary | None = None) -> RunSummary:
+    """Evaluate every candidate under every protocol of ``config``; returns what was done (``summary``, when
+    given, is filled as the run goes, so an interrupted run's caller still has it)."""
+    runner = Runner(loaded, config, env, summary)
     todo = runner.pending()
+    if config.device == "cuda":
+        runner.summary.gpu = BusySampler(runner.summary.phases.origin).start()
     with _progress(config.progress) as progress:
         try:
-            builds = sum(1 for c in {c.sha256: c for _, c, _ in todo}.values() if _extensions.needs_build(c.source))
-            if builds:
-                task = progress.add_task("building extensions", total=builds)
-                runner.prebuild(todo, lambda: progress.advance(task))
+            prepared = runner.preparations([(p, c) for p, c, _ in todo])
+            if prepared:
+                task = progress.add_task("preparing: builds and compile warm-ups", total=len(prepared))
+                runner.prepare(prepared, lambda: progress.advance(task))
             task = progress.add_task("evaluating", total=len(todo))
 
             def one(item: tuple[str, Candidate, Path]) -> None:
@@ -534,12 +599,17 @@ def run(loaded: Loaded, config: RunConfig, env: Environment) -> RunSummary:
                 for item in todo:
                     one(item)
             else:
-                progress.update(task, description=f"evaluating, {config.concurrent} at once")
+                progress.update(task, description=f"candidates, {config.concurrent} at once")
+                needed = runner.baselines_needed(todo)
+                bases = progress.add_task("baselines", total=len(needed))
+
+                def base(key: tuple[str, str, str]) -> None:
+                    runner.baseline(key[0], runner.problems[key[1]], key[2])
+                    progress.advance(bases)
+
                 with _shared_gpu(config), ThreadPoolExecutor(max_workers=config.concurrent) as pool:
                     # every baseline first, side by side: candidates of a problem would queue behind its baselines
-                    needed = {(p, c.problem_key, kind): runner.problems[c.problem_key] for p, c, _ in todo
-                              for kind in runner.protocols[p].BASELINE_KINDS}
-                    futures = [pool.submit(runner.baseline, p, problem, kind) for (p, _, kind), problem in needed.items()]
+                    futures = [pool.submit(base, key) for key in needed]
                     futures += [pool.submit(one, item) for item in todo]
                     try:
                         for future in futures:
@@ -553,6 +623,8 @@ def run(loaded: Loaded, config: RunConfig, env: Environment) -> RunSummary:
             raise
         finally:
             runner.close()
+            if runner.summary.gpu is not None:
+                runner.summary.gpu.stop()
     return runner.summary
 
 

@@ -101,11 +101,67 @@ def load_candidate(job: Job) -> type:
 
 def prebuild(job: Job) -> BuildResult:
     """Import a candidate so its extensions compile into the shared cache (before any timing)."""
+    use_caches(job)
     try:
         load_candidate(job)
     except CandidateLoadError as exc:
         return BuildResult(error=str(exc))
     return BuildResult(error=None)
+
+
+def use_caches(job: Job) -> None:
+    """Point Triton's and TorchInductor's on-disk caches at this job's own scope of the build folder.
+
+    Baselines share one scope (their ``torch.compile`` artefacts, made once per problem, serve its
+    baseline and memory jobs and later runs); each candidate has its own (what its warm-up compiled serves
+    its evaluation and memory jobs), so no candidate's process reads a cache another candidate wrote.
+    Both variables are read when a cache is first used, after the worker's imports.
+    """
+    if not job.build_dir:
+        return
+    scope = "baselines" if job.candidate is None else f"candidate-{job.candidate.sha256[:16]}"
+    root = Path(job.build_dir) / "caches" / scope
+    os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")
+
+
+def warm_candidate(job: Job) -> BuildResult:
+    """Prepare stage: import the candidate (its extensions build here), then, on the device, construct it and
+    call it once on the problem's inputs, so builds made in ``__init__`` or ``forward`` and Triton's
+    compilations land in the caches before anything is timed. Only the import's failure is the candidate's
+    verdict (``compile_error``); a failure after it is left for the evaluation to report."""
+    use_caches(job)
+    try:
+        model_new = load_candidate(job)
+    except CandidateLoadError as exc:
+        return BuildResult(error=str(exc))
+    if job.device != "cuda":
+        return BuildResult(error=None)
+    try:
+        import torch
+
+        problem = load_problem(job)
+        device = torch.device("cuda")
+        with torch.no_grad():
+            torch.manual_seed(0)
+            init = [v.to(device) if isinstance(v, torch.Tensor) else v for v in problem.get_init_inputs()]
+            model = model_new(*init)
+            model = model.to(device) if isinstance(model, torch.nn.Module) else model
+            inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in problem.get_inputs()]
+            model(*inputs)
+            torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - the evaluation meets it again and reports it
+        print(f"warm-up after import failed (left to the evaluation): {describe(exc)}", file=sys.stderr)
+    return BuildResult(error=None)
+
+
+def warm_baseline(job: Job) -> None:
+    """Prepare stage: run the protocol's baseline warm-up (``warm_baseline``), e.g. one ``torch.compile`` call
+    whose artefacts land in the baselines' cache scope before anything is timed."""
+    use_caches(job)
+    warm = getattr(_protocol(job), "warm_baseline", None)
+    if warm is not None:
+        warm(job)
 
 
 def _protocol(job: Job) -> Any:
@@ -116,6 +172,7 @@ def _protocol(job: Job) -> Any:
 
 def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
     """Worker entry: a baseline job returns its outcome; a candidate job never raises."""
+    use_caches(job)
     protocol = _protocol(job)
     with _gpulock.shared_on(job.device):  # concurrent workers: see _gpulock
         if job.candidate is None:
@@ -130,6 +187,7 @@ def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
 
 def memory_job(job: Job) -> int | None:
     """Worker entry: the protocol's peak-memory measurement of one call, or None when it has none."""
+    use_caches(job)
     protocol = _protocol(job)
     measure = getattr(protocol, "measure_memory", None)
     with _gpulock.shared_on(job.device):  # concurrent workers: see _gpulock

@@ -198,8 +198,21 @@ def run_baseline(job: Job) -> BaselineOutcome:
     with torch.no_grad():
         set_seed(SEED)
         model = _build(problem.model, _to(problem.get_init_inputs(), device), device)
+        peak = _peak_of_first_call(model, problem.get_inputs, device) if job.device == "cuda" else None
         timing = _time(job, model, problem.get_inputs, device)
-    return BaselineOutcome(kind="eager_fp32", timing=timing)
+    return BaselineOutcome(kind="eager_fp32", timing=timing, peak_memory_bytes=peak)
+
+
+def _peak_of_first_call(model: Any, get_inputs: Any, device: torch.device) -> int:
+    """Peak device bytes of the model's first call on the timing's inputs, in this fresh process (as
+    :func:`measure_memory` measures it in a process of its own); the timing's warm-ups follow it."""
+    set_seed(SEED)
+    inputs = _to(get_inputs(), device)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    model(*inputs)
+    torch.cuda.synchronize()
+    return int(torch.cuda.max_memory_allocated())
 
 
 def measure_memory(job: Job) -> int | None:
@@ -212,10 +225,4 @@ def measure_memory(job: Job) -> int | None:
     with torch.no_grad():
         set_seed(SEED)
         model = _build(cls, _to(problem.get_init_inputs(), device), device)
-        set_seed(SEED)
-        inputs = _to(problem.get_inputs(), device)
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        model(*inputs)
-        torch.cuda.synchronize()
-        return int(torch.cuda.max_memory_allocated())
+        return _peak_of_first_call(model, problem.get_inputs, device)

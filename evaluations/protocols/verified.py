@@ -47,6 +47,9 @@ INFO = ProtocolInfo(
 """Seeds are drawn fresh for every evaluation; each correctness check in a record names its seed."""
 BASELINE_KINDS: tuple[str, ...] = ("eager_tf32", "compile", "eager_fp32")
 SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}
+WARMED_BASELINES: tuple[str, ...] = ("compile",)
+"""Baseline kinds whose first call (``torch.compile``'s compilation and autotuning) the runner's prepare stage
+makes once ahead of every timing (:func:`warm_baseline`), so its artefacts are cached when the baseline runs."""
 PACED_BY_EAGER_BASELINE = True
 """The eager baseline's calls per event pair and timing method (eager calls, or CUDA graph replays for a
 host-bound problem) are reused by the other baselines and every candidate."""
@@ -78,19 +81,49 @@ def _tf32_allowed(kind: str | None) -> bool:
     return kind != "eager_fp32"
 
 
-def time_baseline(job: Job) -> TimingStats:
-    """Time the problem's own model as baseline ``job.baseline_kind`` under the verified timing."""
+def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
+    """Peak memory of one call, then the timing, of the problem's own model as baseline ``job.baseline_kind``.
+
+    The process is fresh and the memory is measured first, exactly as :func:`measure_memory` does in a
+    process of its own (the model, one input draw, a warm-up call, then one measured call), so one process
+    serves both figures; the timing's input sets are drawn after it."""
     device = configure(job.device)
     with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
         model, settings = _baseline_model(job, device)
+        inputs = draw(load_problem(job).get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
+        peak = _peak_of_one_call(model, inputs) if device.type == "cuda" else None
+        del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
         sets = timing_sets(load_problem(job).get_inputs, settings, device)
-        model(*sets[0])  # compilation and autotuning happen here, before the timing holds the GPU alone
-        return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan, module=model).stats
+        model(*sets[0])
+        return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan, module=model).stats, peak
+
+
+def warm_baseline(job: Job) -> None:
+    """Prepare stage of a ``compile`` baseline: one call of the compiled model, as :func:`time_baseline` makes
+    its first, so its artefacts are on disk (the baselines' cache scope) before its timing starts."""
+    if job.baseline_kind != "compile" or job.device != "cuda":
+        return
+    device = configure(job.device)
+    with float32_mode(tf32=True), torch.no_grad():
+        model, settings = _baseline_model(job, device)
+        model(*draw(load_problem(job).get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))
+        torch.cuda.synchronize()
 
 
 def run_baseline(job: Job) -> BaselineOutcome:
-    """Time one baseline kind of the problem (inside its own worker process)."""
-    return BaselineOutcome(kind=str(job.baseline_kind), timing=time_baseline(job))
+    """Time one baseline kind of the problem and measure its peak memory (inside its own worker process)."""
+    timing, peak = time_baseline(job)
+    return BaselineOutcome(kind=str(job.baseline_kind), timing=timing, peak_memory_bytes=peak)
+
+
+def _peak_of_one_call(model: torch.nn.Module, inputs: list) -> int:
+    """Peak device bytes allocated during one call, after a warm-up call (lazy initialisation is not the call's)."""
+    model(*inputs)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    model(*inputs)
+    torch.cuda.synchronize()
+    return int(torch.cuda.max_memory_allocated())
 
 
 def measure_memory(job: Job) -> int | None:
@@ -108,9 +141,4 @@ def measure_memory(job: Job) -> int | None:
         else:
             model, settings = _baseline_model(job, device)
         inputs = draw(load_problem(job).get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
-        model(*inputs)  # warm-up: compilation, autotuning and lazy initialisation are not the call's memory
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        model(*inputs)
-        torch.cuda.synchronize()
-        return int(torch.cuda.max_memory_allocated())
+        return _peak_of_one_call(model, inputs)

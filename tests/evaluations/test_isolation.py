@@ -91,3 +91,22 @@ def test_dead_spare_falls_back_to_a_cold_worker(tmp_path):
     result = _run(tmp_path, "double", 5, spare=spare)
     assert result.ok and result.value == 10
 
+
+
+def test_a_spare_pool_hands_out_live_spares_one_job_each_and_closes_them_all(tmp_path):
+    from evaluations._isolation import SparePool
+
+    pool = SparePool(("isolation_targets",), tmp_path / "spares", size=2)
+    first, second = pool.take(), pool.take()
+    assert first is not None and second is not None and first.proc.pid != second.proc.pid
+    assert _run(tmp_path, "double", 3, spare=first).value == 6
+    assert _run(tmp_path, "double", 4, spare=second).value == 8
+    dead = pool._ready[0]
+    dead.discard()  # a spare that died while waiting is never handed out
+    third = pool.take()
+    assert third is not None and third is not dead and third.usable()
+    waiting = [s.proc for s in pool._ready] + [third.proc]
+    pool.close()
+    third.discard()
+    assert pool.take() is None
+    assert not any(p.is_alive() for p in waiting)

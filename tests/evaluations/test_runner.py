@@ -267,3 +267,45 @@ def test_a_paced_baseline_is_not_measured_when_the_eager_one_failed(tmp_path, fi
     runner._baselines[("verified", problem.key, "eager_tf32")] = None  # as after a failed eager baseline
     assert runner.baseline("verified", problem, "compile") is None
     assert not (tmp_path / "out").exists()  # nothing measured with a method of its own
+
+
+def test_a_pool_of_spares_serves_a_concurrent_run_with_the_same_verdicts(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+
+    names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py", "2_tiny_add.py")
+    cands = _candidates(tmp_path / "cands", fixtures_dir, names)
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model", provider=None, suite=None)
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       progress=False, concurrent=3, prewarm=True)
+    summary = run(loaded, config, capture_environment("cpu"))
+    statuses = {Path(r.kernel.path).name: r.status for r in summary.records}
+    assert statuses == {"1_tiny_relu.py": "correct", "1_tiny_relu__wrong.py": "incorrect",
+                        "1_tiny_relu__segfault.py": "runtime_error", "2_tiny_add.py": "correct"}
+    assert not list((tmp_path / "build" / "logs").glob("spare-*.log"))  # every unused spare stopped
+    phases = {t.phase: t.jobs for t in summary.phases.totals()}
+    assert phases["candidate"] == 4 and phases["baseline"] == 2 and phases["write"] == 6
+
+
+def test_the_prepare_stage_gives_a_failing_import_its_compile_error_once_for_both_protocols(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    (cands / "3_tiny_scale.py").write_text(  # a Triton import that does not exist: a build failure
+        "import torch\nfrom triton_missing_module import jit  # noqa\n\nclass ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x\n", encoding="utf-8")
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard", "verified"), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1, "trials": 4},
+                       progress=False)
+    summary = run(loaded, config, capture_environment("cpu"))
+    assert sorted(r.status for r in summary.records) == ["compile_error", "compile_error"]
+    assert all("triton_missing_module" in (r.error or "") for r in summary.records)
+    logs = tmp_path / "build" / "logs"
+    assert len(list(logs.glob("build-*.log"))) == 1 and not list(logs.glob("eval-*.log"))
+    assert {t.phase: t.jobs for t in summary.phases.totals()}["build"] == 1
