@@ -12,31 +12,86 @@ import hashlib
 import math
 import os
 import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit
 
-from ._io import RecordError, parse_record, read_json, record_relpath, slug
+from ._io import (
+    RecordError,
+    inside_repository,
+    parse_record,
+    printable,
+    read_json,
+    record_relpath,
+    slug,
+    validate_strict,
+)
 from ._io import baseline_relpath as _baseline_relpath
-from ._record import BaselineRecord, Record, speedup_between, statistic_ms
+from ._record import BaselineRecord, CorrectnessCheck, Record, TimingConfig, speedup_between, statistic_ms
+from ._validate_names import NORMAL_FORM_FIELDS, PAGE_OF, bad_char, collisions, normal_form_problem
+from ._validate_rows import check_rows_file, rows_files
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """What one version of a protocol fixes: a record that names the version carries exactly these
+    parameters, and a ``correct`` one ran every trial they call for."""
+
+    atol: float
+    """Absolute tolerance of the correctness comparison."""
+    rtol: float
+    """Relative tolerance."""
+    seeds: tuple[int, ...]
+    """Seeds of the trials, in order; empty where seeds are drawn fresh for every evaluation."""
+    distributions: tuple[str, ...]
+    """Input distributions, in order."""
+    trials_per_distribution: int
+    """Trials (distinct seeds) per distribution of a complete evaluation."""
+    timing: TimingConfig
+    """Timing parameters."""
+    fresh_seed_floor: int | None = None
+    """Where seeds are fresh: the lowest seed a trial may use (the standard protocol's lie far below)."""
+
+
+_STANDARD_1_0 = Pinned(atol=1e-2, rtol=1e-2, seeds=(734796314, 576165995, 2197670066, 839703249, 2584932063),
+                       distributions=("D1 x1",), trials_per_distribution=5,
+                       timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="mean", l2_flush=False))
+_VERIFIED = Pinned(atol=1e-3, rtol=1e-3, seeds=(), distributions=("D1 x1", "D2 x3", "D3 x0.01", "D4 x(-1)"),
+                   trials_per_distribution=3, fresh_seed_floor=10_000_019,
+                   timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="median", l2_flush=True,
+                                       ci_target_rel=0.005, time_cap_s=10.0))
+
+
+def _protocol_entry(statistic: str, tf32_baseline: bool, baseline_kinds: tuple[str, ...],
+                    speedups: dict[str, str], pinned: dict[str, Pinned]) -> dict[str, Any]:
+    return {"versions": tuple(pinned), "statistic": statistic, "tf32_baseline": tf32_baseline,
+            "baseline_kinds": baseline_kinds, "speedups": speedups, "pinned": pinned}
+
 
 PROTOCOLS: dict[str, dict[str, Any]] = {
-    "standard": {"versions": ("1.0",), "statistic": "mean", "tf32_baseline": False,
-                 "baseline_kinds": ("eager_fp32",),
-                 "speedups": {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"}},
-    "verified": {"versions": ("1.0", "1.1"), "statistic": "median", "tf32_baseline": True,
-                 "baseline_kinds": ("eager_tf32", "compile", "eager_fp32"),
-                 "speedups": {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}},
+    "standard": _protocol_entry("mean", False, ("eager_fp32",), {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"},
+                                {"1.0": _STANDARD_1_0}),
+    "verified": _protocol_entry("median", True, ("eager_tf32", "compile", "eager_fp32"),
+                                {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"},
+                                {"1.0": _VERIFIED, "1.1": _VERIFIED, "1.2": _VERIFIED}),
 }
-"""Known protocols: accepted versions, the timing statistic speedups use, baseline kinds, speedup columns."""
+"""Known protocols: accepted versions (the keys of ``pinned``), the timing statistic speedups use,
+baseline kinds, speedup columns, and the parameters each version pins."""
 
 MAX_STRING_CHARS = 20_000
 """Longest string accepted anywhere in a record (the schema sets tighter limits on most fields)."""
 MAX_LIST_ITEMS = 5_000
 """Longest list accepted anywhere in a record."""
+MAX_NUMBER = 1e18
+"""Largest magnitude of a number accepted anywhere in a record (sums and ratios of such stay finite)."""
+MAX_INT32 = 2**31 - 1
+"""Largest problem id (the site keeps ids as 32-bit integers)."""
+FUTURE_SLACK = timedelta(days=1)
+"""How far past the validator's clock a timestamp may lie (clocks and time zones set wrongly)."""
 SPEEDUP_REL_TOL = 1e-3
 """Relative tolerance of speedup = baseline time / candidate time (rounding of stored values)."""
 SPEEDUP_ABS_TOL = 5e-3
@@ -46,17 +101,25 @@ NAME_FIELDS = ("model.name", "model.provider", "problem.suite", "problem.name", 
 """Fields shown as names on the site: control and bidirectional-override characters are refused there."""
 ALLOWED_EXTRA_FILES = frozenset({"README.md", ".gitkeep"})
 """Non-record files tolerated under ``records/``."""
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+ERROR_FIELDS = ("max_abs_error", "error_budget_used", "fp32_strict_budget_used", "fp32_tf32_budget_used")
+"""Error measures of a correctness check: never negative."""
 _HEX_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem found in one file; ``str()`` is ``path: field: reason``."""
+    """One problem found in one file; ``str()`` is ``path: field: reason``.
+
+    Every part is kept printable (control characters escaped), so a file or folder name can neither
+    break the one-line format nor write a workflow command into a CI log."""
 
     path: str
     field: str
     reason: str
+
+    def __post_init__(self) -> None:
+        for name in ("path", "field", "reason"):
+            object.__setattr__(self, name, printable(getattr(self, name)))
 
     def __str__(self) -> str:
         return f"{self.path}: {self.field}: {self.reason}"
@@ -78,9 +141,10 @@ class _Loaded:
 
 def _shown(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        shown = str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path)
+        shown = str(path)
+    return shown if shown[:1].isalnum() or shown[:1] in "/._" else "./" + shown  # never a command's "::"
 
 
 def _rel(path: Path, root: Path) -> PurePosixPath | None:
@@ -91,11 +155,12 @@ def _rel(path: Path, root: Path) -> PurePosixPath | None:
 
 
 def iter_record_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Every file named, and every file under each folder named (hidden folders skipped), sorted."""
+    """Every file named, and every file under each folder named, sorted; hidden folders are walked too
+    (the site reads some of them), and a symbolically linked folder is yielded, not entered."""
     for p in paths:
         if p.is_dir() and not p.is_symlink():
             for dirpath, dirnames, filenames in os.walk(p):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                dirnames.sort()
                 links = [d for d in dirnames if Path(dirpath, d).is_symlink()]
                 for name in sorted(filenames + links):
                     yield Path(dirpath, name)
@@ -105,10 +170,13 @@ def iter_record_files(paths: Iterable[Path]) -> Iterator[Path]:
 
 def validate(paths: Iterable[str | os.PathLike[str]] | None = None, root: str | os.PathLike[str] = "records",
              repo_root: str | os.PathLike[str] | None = None) -> list[Finding]:
-    """Validate record files (default: everything under ``root``); an empty list means all is well.
+    """Validate record files (default: everything under ``root``, and the benchmark rows the site reads
+    from the repository); an empty list means all is well.
 
     ``repo_root`` (default: the folder above ``root``) is where kernel sources named by
-    ``kernel.path`` are looked up to confirm their sha256.
+    ``kernel.path`` are looked up to confirm their sha256. Names are checked for collisions with the
+    records already under ``root`` even when ``paths`` names only some files. One file that cannot be
+    checked never hides the findings of the others.
     """
     root_p = Path(root)
     repo = Path(repo_root) if repo_root is not None else root_p.resolve().parent
@@ -117,36 +185,53 @@ def validate(paths: Iterable[str | os.PathLike[str]] | None = None, root: str | 
     loaded: list[_Loaded] = []
     for path in files:
         shown, rel = _shown(path), _rel(path, root_p)
-        file_findings, item = _check_file(path, shown, rel)
+        try:
+            file_findings, item = _check_file(path, shown, rel)
+            if item is not None:
+                file_findings += _check_record(item, repo)
+                loaded.append(item)
+        except (OSError, RecursionError, ValueError) as exc:
+            file_findings = [Finding(shown, "(file)", f"cannot be checked: {type(exc).__name__}: {exc}")]
         findings += file_findings
-        if item is not None:
-            findings += _check_record(item, repo)
-            loaded.append(item)
     findings += _check_duplicates(loaded)
     findings += _check_reproductions(loaded, repo)
+    findings += _check_baseline_ids(loaded, root_p)
+    findings += _check_collisions(loaded, root_p, complete=paths is None)
+    if paths is None:
+        findings += _check_rows(repo)
     return findings
+
+
+def _hidden(rel: PurePosixPath | None) -> str | None:
+    for part in (rel.parts if rel is not None else ()):
+        if part.startswith(".") and part != ".gitkeep":
+            return part
+    return None
 
 
 def _check_file(path: Path, shown: str, rel: PurePosixPath | None) -> tuple[list[Finding], _Loaded | None]:
     if path.is_symlink():
         return [Finding(shown, "(file)", "symbolic links are not accepted under records/")], None
     if not path.is_file():
-        return [Finding(shown, "(file)", "no such file")], None
+        return [Finding(shown, "(file)", "no such file" if not path.exists() else "not a regular file")], None
+    hidden = _hidden(rel)
+    out = [Finding(shown, "(file)", f"hidden name {hidden!r}: hidden files and folders are not accepted under "
+                                    "records/ (the site reads some of them)")] if hidden else []
     if path.suffix != ".json":
         if path.name in ALLOWED_EXTRA_FILES:
-            return [], None
-        return [Finding(shown, "(file)", "not a record: files under records/ must be .json records")], None
+            return out, None
+        return out + [Finding(shown, "(file)", "not a record: files under records/ must be .json records")], None
     if rel is not None and rel.parts and rel.parts[0] == "_audits":
-        return _check_audit(path, shown, rel), None
+        return out + _check_audit(path, shown, rel), None
     try:
         data = read_json(path)
         limits = list(_check_limits(data, shown))
         if limits:
-            return limits, None
+            return out + limits, None
         record = parse_record(data, shown)
     except RecordError as exc:
-        return [Finding(shown, exc.field or "(file)", exc.message.removeprefix("Value error, "))], None
-    return [], _Loaded(path, shown, rel, record)
+        return out + [Finding(shown, exc.field or "(file)", exc.message.removeprefix("Value error, "))], None
+    return out, _Loaded(path, shown, rel, record)
 
 
 def _walk(value: Any, where: str) -> Iterator[tuple[str, Any]]:
@@ -165,32 +250,33 @@ def _check_limits(data: dict[str, Any], shown: str) -> Iterator[Finding]:
             yield Finding(shown, where, f"string of {len(value)} characters, over the {MAX_STRING_CHARS} limit")
         elif isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
             yield Finding(shown, where, f"list of {len(value)} items, over the {MAX_LIST_ITEMS} limit")
+        elif isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > MAX_NUMBER:
+            yield Finding(shown, where, f"number {value:.6g} is out of range (at most {MAX_NUMBER:g} in magnitude)")
 
 
 def _check_audit(path: Path, shown: str, rel: PurePosixPath) -> list[Finding]:
     if len(rel.parts) != 3:
         return [Finding(shown, "(layout)", "audit reports live at records/_audits/<hardware>/<suite>.json")]
-    try:
-        data = read_json(path)
-    except RecordError as exc:
-        return [Finding(shown, exc.field or "(file)", exc.message)]
-    try:
-        from ._audit import AuditReport  # written alongside; absent in early checkouts
-    except ImportError:
-        return []
-    from pydantic import ValidationError
+    from ._audit import AuditReport
 
     try:
-        report = AuditReport.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or "(record)"
-        return [Finding(shown, field, err["msg"])]
+        data = read_json(path)
+        limits = list(_check_limits(data, shown))
+        if limits:
+            return limits
+        report = validate_strict(AuditReport, data, shown)
+    except RecordError as exc:
+        return [Finding(shown, exc.field or "(file)", exc.message.removeprefix("Value error, "))]
     out = []
     if report.hardware != rel.parts[1]:
         out.append(Finding(shown, "hardware", f"{report.hardware!r} does not match the folder {rel.parts[1]!r}"))
     if rel.name not in (f"{report.suite}.json", f"{slug(report.suite)}.json"):
         out.append(Finding(shown, "suite", f"{report.suite!r} does not match the file name {rel.name!r}"))
+    out += [Finding(shown, f, r) for f, r in _timestamp("timestamp", report.timestamp)]
+    for i, problem in enumerate(report.problems):
+        for field, text in (("name", problem.name), ("key", problem.key)):
+            if bad := bad_char(text):
+                out.append(Finding(shown, f"problems[{i}].{field}", f"control character {bad} in a name"))
     return out
 
 
@@ -198,13 +284,17 @@ def _check_record(item: _Loaded, repo: Path) -> list[Finding]:
     rec, shown = item.record, item.shown
     out = [Finding(shown, f, r) for f, r in _layout(item)]
     out += [Finding(shown, f, r) for f, r in _protocol(rec)]
+    out += [Finding(shown, f, r) for f, r in _pinned(rec)]
     out += [Finding(shown, f, r) for f, r in _environment(rec)]
+    out += [Finding(shown, f, r) for f, r in _timestamp("environment.timestamp", rec.environment.timestamp)]
     out += [Finding(shown, f, r) for f, r in _names(rec)]
     out += [Finding(shown, f, r) for f, r in _timing_order("timing", rec.timing)]
+    out += [Finding(shown, f, r) for f, r in _values(rec)]
     if isinstance(rec, Record):
         for i, b in enumerate(rec.baselines):
             out += [Finding(shown, f, r) for f, r in _timing_order(f"baselines[{i}].timing", b.timing)]
         out += [Finding(shown, f, r) for f, r in _status(rec)]
+        out += [Finding(shown, f, r) for f, r in _trials(rec)]
         out += [Finding(shown, f, r) for f, r in _speedups(rec)]
         out += [Finding(shown, f, r) for f, r in _source(rec, repo)]
     return out
@@ -242,6 +332,80 @@ def _protocol(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
         yield "baselines", "a baseline kind is listed more than once"
 
 
+def _pinned(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
+    """Each parameter a protocol version pins must be the pinned value."""
+    known = PROTOCOLS.get(rec.protocol.name)
+    pin = known["pinned"].get(rec.protocol.version) if known else None
+    if pin is None:
+        return
+    p, name = rec.protocol, f"{rec.protocol.name} {rec.protocol.version}"
+    for field, mine, pinned in (("atol", p.atol, pin.atol), ("rtol", p.rtol, pin.rtol),
+                                ("seeds", tuple(p.seeds), pin.seeds),
+                                ("distributions", tuple(p.distributions), pin.distributions)):
+        if mine != pinned:
+            yield f"protocol.{field}", f"{name} pins {field} = {list(pinned) if isinstance(pinned, tuple) else pinned}"
+    for field, pinned in pin.timing.model_dump().items():
+        if getattr(p.timing, field) != pinned:
+            yield f"protocol.timing.{field}", f"{name} pins timing.{field} = {pinned}"
+
+
+def _trials(rec: Record) -> Iterator[tuple[str, str]]:
+    """Trials must be the protocol's own: its seeds and distributions, and all of them for ``correct``."""
+    known = PROTOCOLS.get(rec.protocol.name)
+    pin = known["pinned"].get(rec.protocol.version) if known else None
+    if pin is None:
+        return
+    for i, check in enumerate(rec.correctness):
+        if reason := _trial_fault(check, i, pin):
+            yield f"correctness[{i}]", reason
+            return
+    if rec.status == "correct":
+        for dist in pin.distributions:
+            seeds = {c.seed for c in rec.correctness if c.distribution == dist}
+            if len(seeds) < pin.trials_per_distribution:
+                yield "correctness", (f"'correct' needs {pin.trials_per_distribution} trials of {dist!r} with distinct "
+                                      f"seeds under {rec.protocol.name} {rec.protocol.version}, the record has {len(seeds)}")
+                return
+
+
+def _trial_fault(check: CorrectnessCheck, index: int, pin: Pinned) -> str | None:
+    if check.distribution not in pin.distributions:
+        return f"distribution {check.distribution!r} is not one of the protocol's {list(pin.distributions)}"
+    if pin.seeds:
+        if index >= len(pin.seeds) or check.seed != pin.seeds[index]:
+            return f"trial {index} must use the protocol's seed {pin.seeds[index] if index < len(pin.seeds) else None}"
+    elif pin.fresh_seed_floor is not None and not pin.fresh_seed_floor <= check.seed < 2**31:
+        return f"seed {check.seed} is not a fresh seed (they lie in [{pin.fresh_seed_floor}, 2**31))"
+    return None
+
+
+def _timings(rec: Record | BaselineRecord) -> Iterator[tuple[str, Any]]:
+    yield "timing", rec.timing
+    for i, b in enumerate(rec.baselines if isinstance(rec, Record) else []):
+        yield f"baselines[{i}].timing", b.timing
+
+
+def _values(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
+    """Values the schema's types allow but no measurement gives: times of zero, negative errors, huge ids."""
+    for where, t in _timings(rec):
+        if t is not None and (t.mean_ms <= 0 or t.median_ms <= 0):
+            yield where, "a time of zero is not a measurement (mean_ms and median_ms must be positive)"
+    for i, check in enumerate(rec.correctness if isinstance(rec, Record) else []):
+        for field in ERROR_FIELDS:
+            value = getattr(check, field)
+            if value is not None and value < 0:
+                yield f"correctness[{i}].{field}", f"an error is never negative, got {value}"
+    if rec.problem.id > MAX_INT32:
+        yield "problem.id", f"must be at most {MAX_INT32}"
+
+
+def _timestamp(where: str, when: datetime) -> Iterator[tuple[str, str]]:
+    if when.tzinfo is None or when.utcoffset() is None:
+        yield where, "must name its time zone (UTC, e.g. a trailing 'Z')"
+    elif when > datetime.now(UTC) + FUTURE_SLACK:
+        yield where, f"{when.isoformat()} lies in the future"
+
+
 def _environment(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
     env = rec.environment
     for name in ("device_name", "torch", "python", "harness_version"):
@@ -253,23 +417,16 @@ def _environment(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
                 yield f"environment.{name}", f"required for GPU hardware {env.hardware!r}"
 
 
-def _bad_char(text: str) -> str | None:
-    for ch in text:
-        if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
-            return f"U+{ord(ch):04X}"
-    return None
-
-
 def _names(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
     data = rec.model_dump(mode="json")
     for where, value in _walk(data, ""):
         if not isinstance(value, str):
             continue
         generic = re.sub(r"\[\d+\]", "", where)
-        if generic in NAME_FIELDS:
-            bad = _bad_char(value)
-            if bad:
-                yield where, f"control character {bad} in a name (names are shown as text on the site)"
+        if generic in NAME_FIELDS and (bad := bad_char(value)):
+            yield where, f"control character {bad} in a name (names are shown as text on the site)"
+        elif generic in NORMAL_FORM_FIELDS and (problem := normal_form_problem(value)):
+            yield where, problem
 
 
 def _timing_order(where: str, t: Any) -> Iterator[tuple[str, str]]:
@@ -345,8 +502,7 @@ def _speedups(rec: Record) -> Iterator[tuple[str, str]]:
 def _source(rec: Record, repo: Path) -> Iterator[tuple[str, str]]:
     k = rec.kernel
     if k.url is not None:
-        if not k.url.startswith("https://"):
-            yield "kernel.url", "must be an https:// URL"
+        yield from _url(k.url)
         if k.commit is None or not _HEX_COMMIT.match(k.commit):
             yield "kernel.commit", "must be a commit hash (7 to 40 lowercase hex digits)"
     if k.row is not None and not (k.path or "").endswith((".jsonl", ".json")):
@@ -354,19 +510,38 @@ def _source(rec: Record, repo: Path) -> Iterator[tuple[str, str]]:
     if rec.reproduces is not None:
         yield from _repro_ref(rec.reproduces)
     if k.url is None and k.path is not None and k.row is None:
-        src = repo / k.path
-        if src.is_symlink():
-            yield "kernel.path", f"{k.path} is a symbolic link; commit the kernel file itself"
-        elif not src.is_file():
-            yield "kernel.path", f"{k.path} is not a file in the repository"
-        else:
-            try:
-                digest = hashlib.sha256(src.read_text(encoding="utf-8").encode("utf-8")).hexdigest()
-            except (OSError, UnicodeDecodeError) as exc:
-                yield "kernel.path", f"{k.path} cannot be read as UTF-8 text ({exc.__class__.__name__})"
-                return
-            if digest != k.sha256:
-                yield "kernel.sha256", f"does not match {k.path} (its sha256 is {digest})"
+        yield from _kernel_file(k.path, k.sha256, repo)
+
+
+def _url(url: str) -> Iterator[tuple[str, str]]:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        yield "kernel.url", "is not a well-formed URL"
+        return
+    if parts.scheme != "https" or not parts.hostname:
+        yield "kernel.url", "must be an https:// URL with a host"
+    elif "@" in parts.netloc or port is not None and port != 443:
+        yield "kernel.url", "must not hold credentials or a port (nothing between '//' and the host name)"
+
+
+def _kernel_file(relpath: str, sha256: str, repo: Path) -> Iterator[tuple[str, str]]:
+    """A kernel kept here must be a file inside the repository, reached through no symbolic link; only
+    then is its sha256 read (never that of a file outside the repository)."""
+    src, why = inside_repository(repo, relpath)
+    if src is None:
+        yield "kernel.path", f"{relpath} {why}; commit the kernel file itself"
+    elif not src.is_file():
+        yield "kernel.path", f"{relpath} is not a file in the repository"
+    else:
+        try:
+            digest = hashlib.sha256(src.read_text(encoding="utf-8").encode("utf-8")).hexdigest()
+        except (OSError, UnicodeDecodeError) as exc:
+            yield "kernel.path", f"{relpath} cannot be read as UTF-8 text ({exc.__class__.__name__})"
+            return
+        if digest != sha256:
+            yield "kernel.sha256", f"does not match {relpath} (its sha256 is {digest})"
 
 
 def _repro_ref(ref: str) -> Iterator[tuple[str, str]]:
@@ -415,7 +590,11 @@ def _check_reproductions(loaded: list[_Loaded], repo: Path) -> list[Finding]:
         rec = item.record
         if not isinstance(rec, Record) or rec.reproduces is None or list(_repro_ref(rec.reproduces)):
             continue
-        target = (repo / rec.reproduces).resolve()
+        inside, why = inside_repository(repo, rec.reproduces)
+        if inside is None:
+            out.append(Finding(item.shown, "reproduces", f"{rec.reproduces} {why}"))
+            continue
+        target = inside.resolve()
         original = by_path.get(target)
         if original is None and target.is_file():
             try:
@@ -432,4 +611,91 @@ def _check_reproductions(loaded: list[_Loaded], repo: Path) -> list[Finding]:
                                     ("environment.hardware", rec.environment.hardware, original.environment.hardware)):
             if mine != theirs:
                 out.append(Finding(item.shown, field, f"differs from the original {rec.reproduces} ({theirs})"))
+    return out
+
+
+def _check_baseline_ids(loaded: list[_Loaded], root: Path) -> list[Finding]:
+    """A record's ``baseline_id`` names a baseline record under ``root`` of the same problem, protocol,
+    hardware and kind; an original record holds that baseline's very timing (a reproduction times
+    its baselines afresh)."""
+    by_rel = {item.rel: item.record for item in loaded if item.rel is not None}
+    out: list[Finding] = []
+    for item in loaded:
+        rec = item.record
+        for i, b in enumerate(rec.baselines if isinstance(rec, Record) else []):
+            if b.baseline_id is None:
+                continue
+            reason = _baseline_fault(rec, b, by_rel, root)
+            if reason is not None:
+                out.append(Finding(item.shown, f"baselines[{i}].baseline_id", reason))
+    return out
+
+
+def _baseline_fault(rec: Record, b: Any, by_rel: dict[PurePosixPath, Record | BaselineRecord],
+                    root: Path) -> str | None:
+    target, why = inside_repository(root, b.baseline_id)
+    if target is None:
+        return f"{b.baseline_id!r} {why} (records folder)"
+    stored = by_rel.get(PurePosixPath(target.relative_to(root.resolve()).as_posix()))
+    if stored is None and target.is_file():
+        try:
+            stored = parse_record(read_json(target), b.baseline_id)
+        except RecordError:
+            return f"{b.baseline_id!r} is not a valid baseline record"
+    if not isinstance(stored, BaselineRecord):
+        return f"{b.baseline_id!r} is not a baseline record under the records folder"
+    mine = (rec.problem, rec.protocol.name, rec.protocol.version, rec.environment.hardware, b.kind)
+    theirs = (stored.problem, stored.protocol.name, stored.protocol.version, stored.environment.hardware, stored.kind)
+    if mine != theirs:
+        return f"{b.baseline_id!r} is a baseline of another problem, protocol, hardware or kind"
+    if rec.reproduces is None and stored.timing != b.timing:
+        return f"the timing differs from that of {b.baseline_id!r}, which it names as its source"
+    return None
+
+
+def _named(loaded: list[_Loaded], root: Path, complete: bool) -> list[tuple[str, str, str]]:
+    """(shown, field, name) of every page-making name: of the files checked, and, where only some files
+    were named, of every other record under ``root`` (read leniently; they are not being checked)."""
+    named = [(item.shown, field, _value(item.record, field)) for item in loaded for field in PAGE_OF
+             if isinstance(item.record, Record) or field != "model.name"]
+    if complete or not root.is_dir():
+        return named
+    seen = {item.path.resolve() for item in loaded}
+    for path in iter_record_files([root]):
+        rel = _rel(path, root)
+        if path.suffix != ".json" or path.resolve() in seen or rel is None or rel.parts[0] == "_audits":
+            continue
+        try:
+            data = read_json(path)
+        except (RecordError, OSError):
+            continue
+        for field in PAGE_OF:
+            value = _dig(data, field)
+            if isinstance(value, str):
+                named.append((_shown(path), field, value))
+    return named
+
+
+def _value(rec: Record | BaselineRecord, field: str) -> str:
+    head, tail = field.split(".")
+    return getattr(getattr(rec, head), tail)
+
+
+def _dig(data: dict[str, Any], field: str) -> Any:
+    head, tail = field.split(".")
+    part = data.get(head)
+    return part.get(tail) if isinstance(part, dict) else None
+
+
+def _check_collisions(loaded: list[_Loaded], root: Path, complete: bool) -> list[Finding]:
+    checked = {item.shown for item in loaded}
+    return [Finding(shown, field, reason) for shown, field, reason in collisions(_named(loaded, root, complete))
+            if shown in checked]
+
+
+def _check_rows(repo: Path) -> list[Finding]:
+    out = []
+    for path in rows_files(repo):
+        shown = _shown(path)
+        out += [Finding(shown, field, reason) for field, reason in check_rows_file(path, repo, shown)]
     return out

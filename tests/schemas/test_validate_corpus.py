@@ -185,7 +185,7 @@ CORPUS = [
     Bad("NaN time", _text('{"schema_version": "1.0", "timing": {"mean_ms": NaN}}'), "(file)", "NaN is not a valid number"),
     Bad("Infinity time", _text('{"schema_version": "1.0", "x": Infinity}'), "(file)", "Infinity is not a valid number"),
     Bad("wrong type", _mutated(_set("timing.mean_ms", "fast")), "timing.mean_ms", "valid number"),
-    Bad("wrong type in list", _mutated(_set("correctness", {"trial": 1})), "correctness", "valid list"),
+    Bad("wrong type in list", _mutated(_set("correctness", {"trial": 1})), "correctness", "valid array"),
     Bad("missing field", _mutated(_delete("model")), "model", "Field required"),
     Bad("missing nested field", _mutated(_delete("environment.torch")), "environment.torch", "Field required"),
     Bad("negative time", _mutated(_set("timing.min_ms", -0.5)), "timing", "min_ms must not be negative"),
