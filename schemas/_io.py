@@ -96,8 +96,6 @@ def _fault(value: Any, depth: int) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
         return "integer out of range (more than 2**53 in magnitude)"
     if isinstance(value, _Object):
-        if value.duplicates:
-            return f"key {value.duplicates[0]!r} is given more than once"
         for key in value:
             if bad := _surrogate(key):
                 return f"lone surrogate {bad} in a key (not valid Unicode text)"
@@ -117,6 +115,9 @@ def _first_fault(data: Any) -> tuple[str, str] | None:
     stack: list[tuple[str, Any, int]] = [("", data, 0)]
     while stack:
         where, value, depth = stack.pop()
+        if isinstance(value, _Object) and value.duplicates:  # named by the key itself
+            key = value.duplicates[0]
+            return (f"{where}.{key}" if where else key), f"key {key!r} is given more than once"
         reason = _fault(value, depth)
         if reason is not None:
             return where or "(record)", reason
