@@ -1,9 +1,13 @@
 """Repository-level validation of the files under ``records/``, without torch.
 
-``validate(paths, root)`` checks what the pydantic models alone cannot: that each file sits where its
-content says it belongs, that no two files claim the same evaluation, that speedups follow from the
-times they list, that statuses agree with the evidence, and that names and sources are safe to show.
-Every problem is a ``Finding`` that prints as one line, ``path: field: reason``.
+``validate(paths, root)`` checks exactly what the site reads (records, reproductions, baselines, audit
+reports, hidden folders included, and the benchmark rows) and what the pydantic models alone cannot:
+strict JSON and strict types, that each file sits where its content says it belongs, that no two files
+claim the same evaluation, that a record carries the parameters its protocol version pins
+(``PROTOCOLS``, the one table of them), that speedups follow from the times they list, that statuses
+agree with the evidence, that names are in one written form and collide with no other, and that
+sources stay inside the repository. Every problem is a ``Finding`` that prints as one line,
+``path: field: reason``, with control characters escaped.
 """
 
 from __future__ import annotations
@@ -12,50 +16,32 @@ import hashlib
 import math
 import os
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._io import (
-    RecordError,
-    inside_repository,
-    parse_record,
-    printable,
-    read_json,
-    record_relpath,
-    slug,
-    validate_strict,
-)
+from ._io import RecordError, inside_repository, parse_record, read_json, record_relpath, slug, validate_strict
 from ._io import baseline_relpath as _baseline_relpath
-from ._record import BaselineRecord, CorrectnessCheck, Record, TimingConfig, speedup_between, statistic_ms
-from ._validate_names import NORMAL_FORM_FIELDS, PAGE_OF, bad_char, collisions, normal_form_problem
-from ._validate_rows import check_rows_file, rows_files
+from ._record import BaselineRecord, Record, TimingConfig, speedup_between, statistic_ms
+from ._validate_names import NORMAL_FORM_FIELDS, bad_char, normal_form_problem
+from ._validate_protocol import Pinned, pinned_faults, trial_faults
+from ._validate_tree import (
+    Finding,
+    Loaded,
+    check_baseline_ids,
+    check_collisions,
+    check_duplicates,
+    check_reproductions,
+    check_rows,
+    iter_record_files,
+    rel_path,
+    repro_ref_faults,
+    shown_path,
+)
 
-
-@dataclass(frozen=True)
-class Pinned:
-    """What one version of a protocol fixes: a record that names the version carries exactly these
-    parameters, and a ``correct`` one ran every trial they call for."""
-
-    atol: float
-    """Absolute tolerance of the correctness comparison."""
-    rtol: float
-    """Relative tolerance."""
-    seeds: tuple[int, ...]
-    """Seeds of the trials, in order; empty where seeds are drawn fresh for every evaluation."""
-    distributions: tuple[str, ...]
-    """Input distributions, in order."""
-    trials_per_distribution: int
-    """Trials (distinct seeds) per distribution of a complete evaluation."""
-    timing: TimingConfig
-    """Timing parameters."""
-    fresh_seed_floor: int | None = None
-    """Where seeds are fresh: the lowest seed a trial may use (the standard protocol's lie far below)."""
-
+__all__ = ["PROTOCOLS", "Finding", "Pinned", "iter_record_files", "validate"]
 
 _STANDARD_1_0 = Pinned(atol=1e-2, rtol=1e-2, seeds=(734796314, 576165995, 2197670066, 839703249, 2584932063),
                        distributions=("D1 x1",), trials_per_distribution=5,
@@ -106,68 +92,6 @@ ERROR_FIELDS = ("max_abs_error", "error_budget_used", "fp32_strict_budget_used",
 _HEX_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One problem found in one file; ``str()`` is ``path: field: reason``.
-
-    Every part is kept printable (control characters escaped), so a file or folder name can neither
-    break the one-line format nor write a workflow command into a CI log."""
-
-    path: str
-    field: str
-    reason: str
-
-    def __post_init__(self) -> None:
-        for name in ("path", "field", "reason"):
-            object.__setattr__(self, name, printable(getattr(self, name)))
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.field}: {self.reason}"
-
-    def as_dict(self) -> dict[str, str]:
-        """The finding as a JSON-ready mapping."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    """A file that passed the schema, with where it was found."""
-
-    path: Path
-    shown: str
-    rel: PurePosixPath | None
-    record: Record | BaselineRecord
-
-
-def _shown(path: Path) -> str:
-    try:
-        shown = str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        shown = str(path)
-    return shown if shown[:1].isalnum() or shown[:1] in "/._" else "./" + shown  # never a command's "::"
-
-
-def _rel(path: Path, root: Path) -> PurePosixPath | None:
-    try:
-        return PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
-    except ValueError:
-        return None
-
-
-def iter_record_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Every file named, and every file under each folder named, sorted; hidden folders are walked too
-    (the site reads some of them), and a symbolically linked folder is yielded, not entered."""
-    for p in paths:
-        if p.is_dir() and not p.is_symlink():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                links = [d for d in dirnames if Path(dirpath, d).is_symlink()]
-                for name in sorted(filenames + links):
-                    yield Path(dirpath, name)
-        else:
-            yield p
-
-
 def validate(paths: Iterable[str | os.PathLike[str]] | None = None, root: str | os.PathLike[str] = "records",
              repo_root: str | os.PathLike[str] | None = None) -> list[Finding]:
     """Validate record files (default: everything under ``root``, and the benchmark rows the site reads
@@ -182,9 +106,9 @@ def validate(paths: Iterable[str | os.PathLike[str]] | None = None, root: str | 
     repo = Path(repo_root) if repo_root is not None else root_p.resolve().parent
     files = list(iter_record_files([Path(p) for p in paths] if paths is not None else [root_p]))
     findings: list[Finding] = []
-    loaded: list[_Loaded] = []
+    loaded: list[Loaded] = []
     for path in files:
-        shown, rel = _shown(path), _rel(path, root_p)
+        shown, rel = shown_path(path), rel_path(path, root_p)
         try:
             file_findings, item = _check_file(path, shown, rel)
             if item is not None:
@@ -193,12 +117,12 @@ def validate(paths: Iterable[str | os.PathLike[str]] | None = None, root: str | 
         except (OSError, RecursionError, ValueError) as exc:
             file_findings = [Finding(shown, "(file)", f"cannot be checked: {type(exc).__name__}: {exc}")]
         findings += file_findings
-    findings += _check_duplicates(loaded)
-    findings += _check_reproductions(loaded, repo)
-    findings += _check_baseline_ids(loaded, root_p)
-    findings += _check_collisions(loaded, root_p, complete=paths is None)
+    findings += check_duplicates(loaded)
+    findings += check_reproductions(loaded, repo)
+    findings += check_baseline_ids(loaded, root_p)
+    findings += check_collisions(loaded, root_p, complete=paths is None)
     if paths is None:
-        findings += _check_rows(repo)
+        findings += check_rows(repo)
     return findings
 
 
@@ -209,7 +133,7 @@ def _hidden(rel: PurePosixPath | None) -> str | None:
     return None
 
 
-def _check_file(path: Path, shown: str, rel: PurePosixPath | None) -> tuple[list[Finding], _Loaded | None]:
+def _check_file(path: Path, shown: str, rel: PurePosixPath | None) -> tuple[list[Finding], Loaded | None]:
     if path.is_symlink():
         return [Finding(shown, "(file)", "symbolic links are not accepted under records/")], None
     if not path.is_file():
@@ -231,7 +155,7 @@ def _check_file(path: Path, shown: str, rel: PurePosixPath | None) -> tuple[list
         record = parse_record(data, shown)
     except RecordError as exc:
         return out + [Finding(shown, exc.field or "(file)", exc.message.removeprefix("Value error, "))], None
-    return out, _Loaded(path, shown, rel, record)
+    return out, Loaded(path, shown, rel, record)
 
 
 def _walk(value: Any, where: str) -> Iterator[tuple[str, Any]]:
@@ -280,11 +204,17 @@ def _check_audit(path: Path, shown: str, rel: PurePosixPath) -> list[Finding]:
     return out
 
 
-def _check_record(item: _Loaded, repo: Path) -> list[Finding]:
+def _pin(rec: Record | BaselineRecord) -> Pinned | None:
+    known = PROTOCOLS.get(rec.protocol.name)
+    return known["pinned"].get(rec.protocol.version) if known else None
+
+
+def _check_record(item: Loaded, repo: Path) -> list[Finding]:
     rec, shown = item.record, item.shown
     out = [Finding(shown, f, r) for f, r in _layout(item)]
     out += [Finding(shown, f, r) for f, r in _protocol(rec)]
-    out += [Finding(shown, f, r) for f, r in _pinned(rec)]
+    pin = _pin(rec)
+    out += [Finding(shown, f, r) for f, r in (pinned_faults(rec, pin) if pin else [])]
     out += [Finding(shown, f, r) for f, r in _environment(rec)]
     out += [Finding(shown, f, r) for f, r in _timestamp("environment.timestamp", rec.environment.timestamp)]
     out += [Finding(shown, f, r) for f, r in _names(rec)]
@@ -294,13 +224,13 @@ def _check_record(item: _Loaded, repo: Path) -> list[Finding]:
         for i, b in enumerate(rec.baselines):
             out += [Finding(shown, f, r) for f, r in _timing_order(f"baselines[{i}].timing", b.timing)]
         out += [Finding(shown, f, r) for f, r in _status(rec)]
-        out += [Finding(shown, f, r) for f, r in _trials(rec)]
+        out += [Finding(shown, f, r) for f, r in (trial_faults(rec, pin) if pin else [])]
         out += [Finding(shown, f, r) for f, r in _speedups(rec)]
         out += [Finding(shown, f, r) for f, r in _source(rec, repo)]
     return out
 
 
-def _layout(item: _Loaded) -> Iterator[tuple[str, str]]:
+def _layout(item: Loaded) -> Iterator[tuple[str, str]]:
     rec, rel = item.record, item.rel
     expected = PurePosixPath(
         (_baseline_relpath(rec) if isinstance(rec, BaselineRecord) else record_relpath(rec)).as_posix())
@@ -330,53 +260,6 @@ def _protocol(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
             yield field, f"baseline kind {kind!r} is not part of protocol {rec.protocol.name!r}"
     if len(set(kinds)) != len(kinds):
         yield "baselines", "a baseline kind is listed more than once"
-
-
-def _pinned(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
-    """Each parameter a protocol version pins must be the pinned value."""
-    known = PROTOCOLS.get(rec.protocol.name)
-    pin = known["pinned"].get(rec.protocol.version) if known else None
-    if pin is None:
-        return
-    p, name = rec.protocol, f"{rec.protocol.name} {rec.protocol.version}"
-    for field, mine, pinned in (("atol", p.atol, pin.atol), ("rtol", p.rtol, pin.rtol),
-                                ("seeds", tuple(p.seeds), pin.seeds),
-                                ("distributions", tuple(p.distributions), pin.distributions)):
-        if mine != pinned:
-            yield f"protocol.{field}", f"{name} pins {field} = {list(pinned) if isinstance(pinned, tuple) else pinned}"
-    for field, pinned in pin.timing.model_dump().items():
-        if getattr(p.timing, field) != pinned:
-            yield f"protocol.timing.{field}", f"{name} pins timing.{field} = {pinned}"
-
-
-def _trials(rec: Record) -> Iterator[tuple[str, str]]:
-    """Trials must be the protocol's own: its seeds and distributions, and all of them for ``correct``."""
-    known = PROTOCOLS.get(rec.protocol.name)
-    pin = known["pinned"].get(rec.protocol.version) if known else None
-    if pin is None:
-        return
-    for i, check in enumerate(rec.correctness):
-        if reason := _trial_fault(check, i, pin):
-            yield f"correctness[{i}]", reason
-            return
-    if rec.status == "correct":
-        for dist in pin.distributions:
-            seeds = {c.seed for c in rec.correctness if c.distribution == dist}
-            if len(seeds) < pin.trials_per_distribution:
-                yield "correctness", (f"'correct' needs {pin.trials_per_distribution} trials of {dist!r} with distinct "
-                                      f"seeds under {rec.protocol.name} {rec.protocol.version}, the record has {len(seeds)}")
-                return
-
-
-def _trial_fault(check: CorrectnessCheck, index: int, pin: Pinned) -> str | None:
-    if check.distribution not in pin.distributions:
-        return f"distribution {check.distribution!r} is not one of the protocol's {list(pin.distributions)}"
-    if pin.seeds:
-        if index >= len(pin.seeds) or check.seed != pin.seeds[index]:
-            return f"trial {index} must use the protocol's seed {pin.seeds[index] if index < len(pin.seeds) else None}"
-    elif pin.fresh_seed_floor is not None and not pin.fresh_seed_floor <= check.seed < 2**31:
-        return f"seed {check.seed} is not a fresh seed (they lie in [{pin.fresh_seed_floor}, 2**31))"
-    return None
 
 
 def _timings(rec: Record | BaselineRecord) -> Iterator[tuple[str, Any]]:
@@ -508,7 +391,7 @@ def _source(rec: Record, repo: Path) -> Iterator[tuple[str, str]]:
     if k.row is not None and not (k.path or "").endswith((".jsonl", ".json")):
         yield "kernel.row", "a row needs a JSON-lines file as kernel.path"
     if rec.reproduces is not None:
-        yield from _repro_ref(rec.reproduces)
+        yield from repro_ref_faults(rec.reproduces)
     if k.url is None and k.path is not None and k.row is None:
         yield from _kernel_file(k.path, k.sha256, repo)
 
@@ -544,158 +427,3 @@ def _kernel_file(relpath: str, sha256: str, repo: Path) -> Iterator[tuple[str, s
             yield "kernel.sha256", f"does not match {relpath} (its sha256 is {digest})"
 
 
-def _repro_ref(ref: str) -> Iterator[tuple[str, str]]:
-    parts = re.split(r"[\\/]", ref)
-    if ref.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", ref) or ".." in parts:
-        yield "reproduces", "must be a repository path without '..', not an absolute path"
-    elif parts[0] != "records" or not ref.endswith(".json") or ref.endswith("__repro.json"):
-        yield "reproduces", "must name an original record, records/...json"
-
-
-def _key(rec: Record | BaselineRecord) -> tuple[Any, ...]:
-    p = rec.problem
-    if isinstance(rec, BaselineRecord):
-        return ("baseline", rec.environment.hardware, rec.protocol.name, p.suite, p.level, p.id, rec.kind)
-    return ("record", rec.environment.hardware, rec.model.name, rec.model.sample, p.suite, p.level, p.id,
-            rec.protocol.name, rec.reproduces)
-
-
-def _check_duplicates(loaded: list[_Loaded]) -> list[Finding]:
-    out: list[Finding] = []
-    first: dict[tuple[Any, ...], _Loaded] = {}
-    problems: dict[tuple[str, int, int], dict[str, _Loaded]] = defaultdict(dict)
-    for item in loaded:
-        key = _key(item.record)
-        if key in first:
-            out.append(Finding(item.shown, "(duplicate)", f"same evaluation as {first[key].shown}"))
-        else:
-            first[key] = item
-        p = item.record.problem
-        problems[(p.suite, p.level, p.id)].setdefault(f"{p.name}\0{p.source_sha256}", item)
-    for (suite, level, pid), variants in problems.items():
-        if len(variants) > 1:
-            items = list(variants.values())
-            for other in items[1:]:
-                out.append(Finding(other.shown, "problem", (
-                    f"conflicts with {items[0].shown}: problem {suite} level {level} id {pid} "
-                    "has a different name or source_sha256 there")))
-    return out
-
-
-def _check_reproductions(loaded: list[_Loaded], repo: Path) -> list[Finding]:
-    """A reproduction must name an original that exists and re-ran the same kernel, problem and protocol."""
-    by_path = {item.path.resolve(): item.record for item in loaded}
-    out: list[Finding] = []
-    for item in loaded:
-        rec = item.record
-        if not isinstance(rec, Record) or rec.reproduces is None or list(_repro_ref(rec.reproduces)):
-            continue
-        inside, why = inside_repository(repo, rec.reproduces)
-        if inside is None:
-            out.append(Finding(item.shown, "reproduces", f"{rec.reproduces} {why}"))
-            continue
-        target = inside.resolve()
-        original = by_path.get(target)
-        if original is None and target.is_file():
-            try:
-                original = parse_record(read_json(target), rec.reproduces)
-            except RecordError:
-                continue  # reported against the original itself
-        if not isinstance(original, Record):
-            out.append(Finding(item.shown, "reproduces", f"{rec.reproduces} is not a record in the repository"))
-            continue
-        for field, mine, theirs in (("kernel.sha256", rec.kernel.sha256, original.kernel.sha256),
-                                    ("problem.source_sha256", rec.problem.source_sha256,
-                                     original.problem.source_sha256),
-                                    ("protocol.name", rec.protocol.name, original.protocol.name),
-                                    ("environment.hardware", rec.environment.hardware, original.environment.hardware)):
-            if mine != theirs:
-                out.append(Finding(item.shown, field, f"differs from the original {rec.reproduces} ({theirs})"))
-    return out
-
-
-def _check_baseline_ids(loaded: list[_Loaded], root: Path) -> list[Finding]:
-    """A record's ``baseline_id`` names a baseline record under ``root`` of the same problem, protocol,
-    hardware and kind; an original record holds that baseline's very timing (a reproduction times
-    its baselines afresh)."""
-    by_rel = {item.rel: item.record for item in loaded if item.rel is not None}
-    out: list[Finding] = []
-    for item in loaded:
-        rec = item.record
-        for i, b in enumerate(rec.baselines if isinstance(rec, Record) else []):
-            if b.baseline_id is None:
-                continue
-            reason = _baseline_fault(rec, b, by_rel, root)
-            if reason is not None:
-                out.append(Finding(item.shown, f"baselines[{i}].baseline_id", reason))
-    return out
-
-
-def _baseline_fault(rec: Record, b: Any, by_rel: dict[PurePosixPath, Record | BaselineRecord],
-                    root: Path) -> str | None:
-    target, why = inside_repository(root, b.baseline_id)
-    if target is None:
-        return f"{b.baseline_id!r} {why} (records folder)"
-    stored = by_rel.get(PurePosixPath(target.relative_to(root.resolve()).as_posix()))
-    if stored is None and target.is_file():
-        try:
-            stored = parse_record(read_json(target), b.baseline_id)
-        except RecordError:
-            return f"{b.baseline_id!r} is not a valid baseline record"
-    if not isinstance(stored, BaselineRecord):
-        return f"{b.baseline_id!r} is not a baseline record under the records folder"
-    mine = (rec.problem, rec.protocol.name, rec.protocol.version, rec.environment.hardware, b.kind)
-    theirs = (stored.problem, stored.protocol.name, stored.protocol.version, stored.environment.hardware, stored.kind)
-    if mine != theirs:
-        return f"{b.baseline_id!r} is a baseline of another problem, protocol, hardware or kind"
-    if rec.reproduces is None and stored.timing != b.timing:
-        return f"the timing differs from that of {b.baseline_id!r}, which it names as its source"
-    return None
-
-
-def _named(loaded: list[_Loaded], root: Path, complete: bool) -> list[tuple[str, str, str]]:
-    """(shown, field, name) of every page-making name: of the files checked, and, where only some files
-    were named, of every other record under ``root`` (read leniently; they are not being checked)."""
-    named = [(item.shown, field, _value(item.record, field)) for item in loaded for field in PAGE_OF
-             if isinstance(item.record, Record) or field != "model.name"]
-    if complete or not root.is_dir():
-        return named
-    seen = {item.path.resolve() for item in loaded}
-    for path in iter_record_files([root]):
-        rel = _rel(path, root)
-        if path.suffix != ".json" or path.resolve() in seen or rel is None or rel.parts[0] == "_audits":
-            continue
-        try:
-            data = read_json(path)
-        except (RecordError, OSError):
-            continue
-        for field in PAGE_OF:
-            value = _dig(data, field)
-            if isinstance(value, str):
-                named.append((_shown(path), field, value))
-    return named
-
-
-def _value(rec: Record | BaselineRecord, field: str) -> str:
-    head, tail = field.split(".")
-    return getattr(getattr(rec, head), tail)
-
-
-def _dig(data: dict[str, Any], field: str) -> Any:
-    head, tail = field.split(".")
-    part = data.get(head)
-    return part.get(tail) if isinstance(part, dict) else None
-
-
-def _check_collisions(loaded: list[_Loaded], root: Path, complete: bool) -> list[Finding]:
-    checked = {item.shown for item in loaded}
-    return [Finding(shown, field, reason) for shown, field, reason in collisions(_named(loaded, root, complete))
-            if shown in checked]
-
-
-def _check_rows(repo: Path) -> list[Finding]:
-    out = []
-    for path in rows_files(repo):
-        shown = _shown(path)
-        out += [Finding(shown, field, reason) for field, reason in check_rows_file(path, repo, shown)]
-    return out
