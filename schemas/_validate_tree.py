@@ -150,14 +150,17 @@ def check_reproductions(loaded: list[Loaded], repo: Path) -> list[Finding]:
 
 
 def check_baseline_ids(loaded: list[Loaded], root: Path) -> list[Finding]:
-    """A record's ``baseline_id`` names a baseline record under ``root`` of the same problem, protocol,
-    hardware and kind; an original record holds that baseline's very timing (a reproduction times
-    its baselines afresh)."""
+    """An original record's ``baseline_id`` names a baseline record under ``root`` of the same problem,
+    protocol, hardware and kind, and the record holds that baseline's very timing. A reproduction
+    (a maintainer's file) times its baselines afresh and keeps none, so its ids name only where the
+    layout would put them and are not looked up."""
     by_rel = {item.rel: item.record for item in loaded if item.rel is not None}
     out: list[Finding] = []
     for item in loaded:
         rec = item.record
-        for i, b in enumerate(rec.baselines if isinstance(rec, Record) else []):
+        if not isinstance(rec, Record) or rec.reproduces is not None:
+            continue
+        for i, b in enumerate(rec.baselines):
             if b.baseline_id is None:
                 continue
             reason = _baseline_fault(rec, b, by_rel, root)
@@ -183,7 +186,7 @@ def _baseline_fault(rec: Record, b: Any, by_rel: dict[PurePosixPath, Record | Ba
     theirs = (stored.problem, stored.protocol.name, stored.protocol.version, stored.environment.hardware, stored.kind)
     if mine != theirs:
         return f"{b.baseline_id!r} is a baseline of another problem, protocol, hardware or kind"
-    if rec.reproduces is None and stored.timing != b.timing:
+    if stored.timing != b.timing:
         return f"the timing differs from that of {b.baseline_id!r}, which it names as its source"
     return None
 

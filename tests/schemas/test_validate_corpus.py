@@ -521,6 +521,10 @@ def test_good_records_of_every_protocol_version_and_their_baselines_pass(tmp_pat
         data["protocol"]["version"] = version
         place(root, rec, data)
     place(root, make_record(model="Deep Seek\u00e9 R1", pid=33, name="33_Op"))  # NFKC, single spaces
+    repro = make_record(reproduces="records/" + record_relpath(make_record()).as_posix())
+    repro_data = as_data(repro)  # a reproduction times its baselines afresh: its ids name only the layout's place
+    repro_data["baselines"][0]["baseline_id"] = "h200/_baselines/standard/kernelbench-v0/level-1/0019-19_relu__x.json"
+    place(root, repro, repro_data)
     assert validate(root=root) == []
 
 
