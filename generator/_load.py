@@ -46,8 +46,9 @@ FIELD_OF_COLUMN = {"sample": "model.sample", "level": "problem.level", "problem_
                    "cand_peak_bytes": "memory.candidate_peak_bytes", "base_peak_bytes": "memory.baseline_peak_bytes",
                    "failed_checks": "integrity"}
 """The record field behind each integer column, for the error that names it."""
-_OVERFLOW_HINT = re.compile(rb"[eE][+]?\d{3}|\d{300}")
-"""Number text that may not fit a float (``1e999``): such files take the strict reader's path."""
+_OVERFLOW_HINT = re.compile(rb"[:\[,]\s*-?[\d.]+[eE]\+?\d{3}|\d{300}")
+"""Number text that may not fit a float (``1e999``; an exponent of three digits after a key or in a list):
+such files take the strict reader's path."""
 
 
 @dataclass(frozen=True)
