@@ -14,7 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="check record files: schema, layout, duplicates, consistency, limits",
         description="Check record files: schema, path layout, duplicates and conflicts, speedups against "
         "their times, status against its evidence, protocol and environment, source references, size "
-        "and string limits. Prints one line per problem, 'path: field: reason', and exits 1 if any.",
+        "and string limits, strict JSON and types, pinned protocol parameters, name collisions, paths inside "
+        "the repository, and the benchmark rows the site reads. Prints one line per problem, "
+        "'path: field: reason' (control characters escaped), and exits 1 if any.",
     )
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="record files or folders to check (default: every file under --root)")
@@ -29,18 +31,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate and report; exit status 1 when anything was found."""
+    from schemas._io import printable
     from schemas._validate import iter_record_files, validate
 
     from .cli import UserError
 
     root = Path(args.root)
     if not args.paths and not root.exists():
-        print(f"{root}: no records folder, nothing to check")
+        print(f"{printable(str(root))}: no records folder, nothing to check")
         return 0
     paths = [Path(p) for p in args.paths] or [root]
     missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
     if missing:
-        raise UserError(f"no such file or folder: {missing[0]}")
+        raise UserError(f"no such file or folder: {printable(missing[0])}")
     checked = sum(1 for _ in iter_record_files(paths))
     findings = validate(paths, root=root)
     if args.json:
@@ -57,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _escape(text: str, prop: bool = True) -> str:
-    """Escape a GitHub Actions workflow-command value (properties also escape ':' and ',')."""
+    """Escape a GitHub Actions workflow-command value (properties also escape ':' and ','); the finding's
+    text is already printable, so no line break or command of its own reaches the log."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text

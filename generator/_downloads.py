@@ -26,12 +26,26 @@ FILES = [
 """Files of the downloads folder, as listed on the downloads page."""
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula."""
+
+
+def inert_cell(text: str | None) -> str | None:
+    """A text cell a spreadsheet shows as text: one that would start a formula gets a leading apostrophe."""
+    return "'" + text if text is not None and text.startswith(FORMULA_STARTS) else text
+
+
 def _flat_for_csv(records: pa.Table) -> pa.Table:
-    """List columns (all failed checks' names and evidence) joined into text, one cell each: CSV has no lists."""
+    """List columns (all failed checks' names and evidence) joined into text, one cell each: CSV has no lists;
+    every text cell made inert (a model named ``=HYPERLINK(...)`` stays text in a spreadsheet)."""
     for i, f in enumerate(records.schema):
         if pa.types.is_list(f.type):
-            joined = [None if v is None else " | ".join(x or "" for x in v) for v in records.column(i).to_pylist()]
-            records = records.set_column(i, f.name, pa.array(joined, pa.string()))
+            cells = [None if v is None else " | ".join(x or "" for x in v) for v in records.column(i).to_pylist()]
+        elif pa.types.is_string(f.type):
+            cells = records.column(i).to_pylist()
+        else:
+            continue
+        records = records.set_column(i, f.name, pa.array([inert_cell(c) for c in cells], pa.string()))
     return records
 
 

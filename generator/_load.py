@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from schemas import MAX_RECORD_BYTES, BaselineRecord, Record, RecordError, load_record
+from schemas._io import inside_repository
 
 from ._record_pages import render_record_page
 
@@ -38,6 +40,15 @@ COLUMNS: dict[str, pa.DataType] = {
     "reproduces": pa.string(), "timestamp": pa.string(), "kernel_sha256": pa.string(), "kernel_path": pa.string(),
 }
 """Columns of the flattened ``records`` table, in order."""
+INT_RANGES = {pa.int32(): 2**31 - 1, pa.int64(): 2**63 - 1}
+"""Largest magnitude each integer column type holds."""
+FIELD_OF_COLUMN = {"sample": "model.sample", "level": "problem.level", "problem_id": "problem.id",
+                   "cand_peak_bytes": "memory.candidate_peak_bytes", "base_peak_bytes": "memory.baseline_peak_bytes",
+                   "failed_checks": "integrity"}
+"""The record field behind each integer column, for the error that names it."""
+_OVERFLOW_HINT = re.compile(rb"[:\[,]\s*-?[\d.]+[eE]\+?\d{3}|\d{300}")
+"""Number text that may not fit a float (``1e999``; an exponent of three digits after a key or in a list):
+such files take the strict reader's path."""
 
 
 @dataclass(frozen=True)
@@ -123,12 +134,31 @@ def _read(path: str) -> Record | BaselineRecord:
         data = os.read(fd, size) if size <= MAX_RECORD_BYTES else b""
     finally:
         os.close(fd)
-    if data and len(data) == size and b"NaN" not in data and b"Infinity" not in data:
+    if data and len(data) == size and b"NaN" not in data and b"Infinity" not in data \
+            and not _OVERFLOW_HINT.search(data):
         try:
-            return Record.model_validate_json(data)
+            return Record.model_validate_json(data, strict=True)
         except ValueError:
             pass
     return load_record(path)
+
+
+def _check_row(row: dict, path: Path) -> None:
+    """Every integer fits its column, so the table is built without an overflow deep inside Arrow."""
+    for column, kind in COLUMNS.items():
+        limit = INT_RANGES.get(kind)
+        value = row[column]
+        if limit is not None and value is not None and abs(value) > limit:
+            raise RecordError(path, FIELD_OF_COLUMN.get(column, column), f"{value} is too large for the site (at most {limit})")
+
+
+def check_kernel_path(record: Record, path: Path, repo_root: Path) -> None:
+    """A kernel kept in the repository is read for its page only from inside it, through no symbolic link."""
+    k = record.kernel
+    if k.path is not None and k.url is None and k.row is None:
+        target, why = inside_repository(repo_root, k.path)
+        if target is None:
+            raise RecordError(path, "kernel.path", f"{k.path} {why}")
 
 
 def _load_one(relpath: str, root: str, display_root: str) -> tuple[Record, dict]:
@@ -137,9 +167,12 @@ def _load_one(relpath: str, root: str, display_root: str) -> tuple[Record, dict]
         record = _read(os.path.join(root, relpath))
     except RecordError as exc:
         raise RecordError(Path(display_root, relpath), exc.field, exc.message) from None
+    shown = Path(display_root, relpath)
     if not isinstance(record, Record):
-        raise RecordError(Path(display_root, relpath), "", "a baseline record outside a _baselines folder")
-    return record, flatten(record, relpath)
+        raise RecordError(shown, "", "a baseline record outside a _baselines folder")
+    row = flatten(record, relpath)
+    _check_row(row, shown)
+    return record, row
 
 
 def iter_records(root: Path, display_root: Path | None = None) -> Iterator[tuple[Record, dict]]:
@@ -182,16 +215,29 @@ def _load_chunk(relpaths: list[str], root: str, shown: str, pages: PageTarget | 
         for relpath in relpaths:
             record, row = _load_one(relpath, root, shown)
             rows.append(row)
-            if pages is not None:
-                out = os.path.join(pages.site_dir, row["page"])
-                folder = os.path.dirname(out)
-                if folder not in made:
-                    os.makedirs(folder, exist_ok=True)
-                    made.add(folder)
-                _write(out, render_record_page(record, row, repo_root).encode("utf-8"))
+            if pages is not None and repo_root is not None:
+                check_kernel_path(record, Path(shown, relpath), repo_root)
+                _write_page(pages.site_dir, row["page"], made, _render(record, row, repo_root, Path(shown, relpath)))
     except RecordError as exc:
         return _Chunk(rows_table([]), (exc.path, exc.field, exc.message))
     return _Chunk(rows_table(rows))
+
+
+def _render(record: Record, row: dict, repo_root: Path, shown: Path) -> bytes:
+    """A record's page; a value the page cannot hold fails the build naming the file, never with a traceback."""
+    try:
+        return render_record_page(record, row, repo_root).encode("utf-8")
+    except (ValueError, TypeError, OverflowError, ArithmeticError, LookupError) as exc:
+        raise RecordError(shown, "", f"its page cannot be built ({type(exc).__name__}: {exc})") from None
+
+
+def _write_page(site_dir: str, page: str, made: set[str], html: bytes) -> None:
+    out = os.path.join(site_dir, page)
+    folder = os.path.dirname(out)
+    if folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        made.add(folder)
+    _write(out, html)
 
 
 def _chunk_worker(args: tuple[list[str], str, str, PageTarget | None]) -> _Chunk:

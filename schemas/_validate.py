@@ -1,9 +1,13 @@
 """Repository-level validation of the files under ``records/``, without torch.
 
-``validate(paths, root)`` checks what the pydantic models alone cannot: that each file sits where its
-content says it belongs, that no two files claim the same evaluation, that speedups follow from the
-times they list, that statuses agree with the evidence, and that names and sources are safe to show.
-Every problem is a ``Finding`` that prints as one line, ``path: field: reason``.
+``validate(paths, root)`` checks exactly what the site reads (records, reproductions, baselines, audit
+reports, hidden folders included, and the benchmark rows) and what the pydantic models alone cannot:
+strict JSON and strict types, that each file sits where its content says it belongs, that no two files
+claim the same evaluation, that a record carries the parameters its protocol version pins
+(``PROTOCOLS``, the one table of them), that speedups follow from the times they list, that statuses
+agree with the evidence, that names are in one written form and collide with no other, and that
+sources stay inside the repository. Every problem is a ``Finding`` that prints as one line,
+``path: field: reason``, with control characters escaped.
 """
 
 from __future__ import annotations
@@ -12,31 +16,68 @@ import hashlib
 import math
 import os
 import re
-import unicodedata
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit
 
-from ._io import RecordError, parse_record, read_json, record_relpath, slug
+from ._io import RecordError, inside_repository, parse_record, read_json, record_relpath, slug, validate_strict
 from ._io import baseline_relpath as _baseline_relpath
-from ._record import BaselineRecord, Record, speedup_between, statistic_ms
+from ._record import BaselineRecord, Record, TimingConfig, speedup_between, statistic_ms
+from ._validate_names import NORMAL_FORM_FIELDS, bad_char, normal_form_problem
+from ._validate_protocol import Pinned, pinned_faults, trial_faults
+from ._validate_tree import (
+    Finding,
+    Loaded,
+    check_baseline_ids,
+    check_collisions,
+    check_duplicates,
+    check_reproductions,
+    check_rows,
+    iter_record_files,
+    rel_path,
+    repro_ref_faults,
+    shown_path,
+)
+
+__all__ = ["PROTOCOLS", "Finding", "Pinned", "iter_record_files", "validate"]
+
+_STANDARD_1_0 = Pinned(atol=1e-2, rtol=1e-2, seeds=(734796314, 576165995, 2197670066, 839703249, 2584932063),
+                       distributions=("D1 x1",), trials_per_distribution=5,
+                       timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="mean", l2_flush=False))
+_VERIFIED = Pinned(atol=1e-3, rtol=1e-3, seeds=(), distributions=("D1 x1", "D2 x3", "D3 x0.01", "D4 x(-1)"),
+                   trials_per_distribution=3, fresh_seed_floor=10_000_019,
+                   timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="median", l2_flush=True,
+                                       ci_target_rel=0.005, time_cap_s=10.0))
+
+
+def _protocol_entry(statistic: str, tf32_baseline: bool, baseline_kinds: tuple[str, ...],
+                    speedups: dict[str, str], pinned: dict[str, Pinned]) -> dict[str, Any]:
+    return {"versions": tuple(pinned), "statistic": statistic, "tf32_baseline": tf32_baseline,
+            "baseline_kinds": baseline_kinds, "speedups": speedups, "pinned": pinned}
+
 
 PROTOCOLS: dict[str, dict[str, Any]] = {
-    "standard": {"versions": ("1.0",), "statistic": "mean", "tf32_baseline": False,
-                 "baseline_kinds": ("eager_fp32",),
-                 "speedups": {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"}},
-    "verified": {"versions": ("1.0", "1.1"), "statistic": "median", "tf32_baseline": True,
-                 "baseline_kinds": ("eager_tf32", "compile", "eager_fp32"),
-                 "speedups": {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}},
+    "standard": _protocol_entry("mean", False, ("eager_fp32",), {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"},
+                                {"1.0": _STANDARD_1_0}),
+    "verified": _protocol_entry("median", True, ("eager_tf32", "compile", "eager_fp32"),
+                                {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"},
+                                {"1.0": _VERIFIED, "1.1": _VERIFIED, "1.2": _VERIFIED}),
 }
-"""Known protocols: accepted versions, the timing statistic speedups use, baseline kinds, speedup columns."""
+"""Known protocols: accepted versions (the keys of ``pinned``), the timing statistic speedups use,
+baseline kinds, speedup columns, and the parameters each version pins."""
 
 MAX_STRING_CHARS = 20_000
 """Longest string accepted anywhere in a record (the schema sets tighter limits on most fields)."""
 MAX_LIST_ITEMS = 5_000
 """Longest list accepted anywhere in a record."""
+MAX_NUMBER = 1e18
+"""Largest magnitude of a number accepted anywhere in a record (sums and ratios of such stay finite)."""
+MAX_INT32 = 2**31 - 1
+"""Largest problem id (the site keeps ids as 32-bit integers)."""
+FUTURE_SLACK = timedelta(days=1)
+"""How far past the validator's clock a timestamp may lie (clocks and time zones set wrongly)."""
 SPEEDUP_REL_TOL = 1e-3
 """Relative tolerance of speedup = baseline time / candidate time (rounding of stored values)."""
 SPEEDUP_ABS_TOL = 5e-3
@@ -46,107 +87,75 @@ NAME_FIELDS = ("model.name", "model.provider", "problem.suite", "problem.name", 
 """Fields shown as names on the site: control and bidirectional-override characters are refused there."""
 ALLOWED_EXTRA_FILES = frozenset({"README.md", ".gitkeep"})
 """Non-record files tolerated under ``records/``."""
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+ERROR_FIELDS = ("max_abs_error", "error_budget_used", "fp32_strict_budget_used", "fp32_tf32_budget_used")
+"""Error measures of a correctness check: never negative."""
 _HEX_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem found in one file; ``str()`` is ``path: field: reason``."""
-
-    path: str
-    field: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.field}: {self.reason}"
-
-    def as_dict(self) -> dict[str, str]:
-        """The finding as a JSON-ready mapping."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    """A file that passed the schema, with where it was found."""
-
-    path: Path
-    shown: str
-    rel: PurePosixPath | None
-    record: Record | BaselineRecord
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
-def _rel(path: Path, root: Path) -> PurePosixPath | None:
-    try:
-        return PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
-    except ValueError:
-        return None
-
-
-def iter_record_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Every file named, and every file under each folder named (hidden folders skipped), sorted."""
-    for p in paths:
-        if p.is_dir() and not p.is_symlink():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                links = [d for d in dirnames if Path(dirpath, d).is_symlink()]
-                for name in sorted(filenames + links):
-                    yield Path(dirpath, name)
-        else:
-            yield p
 
 
 def validate(paths: Iterable[str | os.PathLike[str]] | None = None, root: str | os.PathLike[str] = "records",
              repo_root: str | os.PathLike[str] | None = None) -> list[Finding]:
-    """Validate record files (default: everything under ``root``); an empty list means all is well.
+    """Validate record files (default: everything under ``root``, and the benchmark rows the site reads
+    from the repository); an empty list means all is well.
 
     ``repo_root`` (default: the folder above ``root``) is where kernel sources named by
-    ``kernel.path`` are looked up to confirm their sha256.
+    ``kernel.path`` are looked up to confirm their sha256. Names are checked for collisions with the
+    records already under ``root`` even when ``paths`` names only some files. One file that cannot be
+    checked never hides the findings of the others.
     """
     root_p = Path(root)
     repo = Path(repo_root) if repo_root is not None else root_p.resolve().parent
     files = list(iter_record_files([Path(p) for p in paths] if paths is not None else [root_p]))
     findings: list[Finding] = []
-    loaded: list[_Loaded] = []
+    loaded: list[Loaded] = []
     for path in files:
-        shown, rel = _shown(path), _rel(path, root_p)
-        file_findings, item = _check_file(path, shown, rel)
+        shown, rel = shown_path(path), rel_path(path, root_p)
+        try:
+            file_findings, item = _check_file(path, shown, rel)
+            if item is not None:
+                file_findings += _check_record(item, repo)
+                loaded.append(item)
+        except (OSError, RecursionError, ValueError) as exc:
+            file_findings = [Finding(shown, "(file)", f"cannot be checked: {type(exc).__name__}: {exc}")]
         findings += file_findings
-        if item is not None:
-            findings += _check_record(item, repo)
-            loaded.append(item)
-    findings += _check_duplicates(loaded)
-    findings += _check_reproductions(loaded, repo)
+    findings += check_duplicates(loaded)
+    findings += check_reproductions(loaded, repo)
+    findings += check_baseline_ids(loaded, root_p)
+    findings += check_collisions(loaded, root_p, complete=paths is None)
+    if paths is None:
+        findings += check_rows(repo)
     return findings
 
 
-def _check_file(path: Path, shown: str, rel: PurePosixPath | None) -> tuple[list[Finding], _Loaded | None]:
+def _hidden(rel: PurePosixPath | None) -> str | None:
+    for part in (rel.parts if rel is not None else ()):
+        if part.startswith(".") and part != ".gitkeep":
+            return part
+    return None
+
+
+def _check_file(path: Path, shown: str, rel: PurePosixPath | None) -> tuple[list[Finding], Loaded | None]:
     if path.is_symlink():
         return [Finding(shown, "(file)", "symbolic links are not accepted under records/")], None
     if not path.is_file():
-        return [Finding(shown, "(file)", "no such file")], None
+        return [Finding(shown, "(file)", "no such file" if not path.exists() else "not a regular file")], None
+    hidden = _hidden(rel)
+    out = [Finding(shown, "(file)", f"hidden name {hidden!r}: hidden files and folders are not accepted under "
+                                    "records/ (the site reads some of them)")] if hidden else []
     if path.suffix != ".json":
         if path.name in ALLOWED_EXTRA_FILES:
-            return [], None
-        return [Finding(shown, "(file)", "not a record: files under records/ must be .json records")], None
+            return out, None
+        return out + [Finding(shown, "(file)", "not a record: files under records/ must be .json records")], None
     if rel is not None and rel.parts and rel.parts[0] == "_audits":
-        return _check_audit(path, shown, rel), None
+        return out + _check_audit(path, shown, rel), None
     try:
         data = read_json(path)
         limits = list(_check_limits(data, shown))
         if limits:
-            return limits, None
+            return out + limits, None
         record = parse_record(data, shown)
     except RecordError as exc:
-        return [Finding(shown, exc.field or "(file)", exc.message.removeprefix("Value error, "))], None
-    return [], _Loaded(path, shown, rel, record)
+        return out + [Finding(shown, exc.field or "(file)", exc.message.removeprefix("Value error, "))], None
+    return out, Loaded(path, shown, rel, record)
 
 
 def _walk(value: Any, where: str) -> Iterator[tuple[str, Any]]:
@@ -165,52 +174,63 @@ def _check_limits(data: dict[str, Any], shown: str) -> Iterator[Finding]:
             yield Finding(shown, where, f"string of {len(value)} characters, over the {MAX_STRING_CHARS} limit")
         elif isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
             yield Finding(shown, where, f"list of {len(value)} items, over the {MAX_LIST_ITEMS} limit")
+        elif isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > MAX_NUMBER:
+            yield Finding(shown, where, f"number {value:.6g} is out of range (at most {MAX_NUMBER:g} in magnitude)")
 
 
 def _check_audit(path: Path, shown: str, rel: PurePosixPath) -> list[Finding]:
     if len(rel.parts) != 3:
         return [Finding(shown, "(layout)", "audit reports live at records/_audits/<hardware>/<suite>.json")]
-    try:
-        data = read_json(path)
-    except RecordError as exc:
-        return [Finding(shown, exc.field or "(file)", exc.message)]
-    try:
-        from ._audit import AuditReport  # written alongside; absent in early checkouts
-    except ImportError:
-        return []
-    from pydantic import ValidationError
+    from ._audit import AuditReport
 
     try:
-        report = AuditReport.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or "(record)"
-        return [Finding(shown, field, err["msg"])]
+        data = read_json(path)
+        limits = list(_check_limits(data, shown))
+        if limits:
+            return limits
+        report = validate_strict(AuditReport, data, shown)
+    except RecordError as exc:
+        return [Finding(shown, exc.field or "(file)", exc.message.removeprefix("Value error, "))]
     out = []
     if report.hardware != rel.parts[1]:
         out.append(Finding(shown, "hardware", f"{report.hardware!r} does not match the folder {rel.parts[1]!r}"))
     if rel.name not in (f"{report.suite}.json", f"{slug(report.suite)}.json"):
         out.append(Finding(shown, "suite", f"{report.suite!r} does not match the file name {rel.name!r}"))
+    out += [Finding(shown, f, r) for f, r in _timestamp("timestamp", report.timestamp)]
+    for i, problem in enumerate(report.problems):
+        for field, text in (("name", problem.name), ("key", problem.key)):
+            if bad := bad_char(text):
+                out.append(Finding(shown, f"problems[{i}].{field}", f"control character {bad} in a name"))
     return out
 
 
-def _check_record(item: _Loaded, repo: Path) -> list[Finding]:
+def _pin(rec: Record | BaselineRecord) -> Pinned | None:
+    known = PROTOCOLS.get(rec.protocol.name)
+    return known["pinned"].get(rec.protocol.version) if known else None
+
+
+def _check_record(item: Loaded, repo: Path) -> list[Finding]:
     rec, shown = item.record, item.shown
     out = [Finding(shown, f, r) for f, r in _layout(item)]
     out += [Finding(shown, f, r) for f, r in _protocol(rec)]
+    pin = _pin(rec)
+    out += [Finding(shown, f, r) for f, r in (pinned_faults(rec, pin) if pin else [])]
     out += [Finding(shown, f, r) for f, r in _environment(rec)]
+    out += [Finding(shown, f, r) for f, r in _timestamp("environment.timestamp", rec.environment.timestamp)]
     out += [Finding(shown, f, r) for f, r in _names(rec)]
     out += [Finding(shown, f, r) for f, r in _timing_order("timing", rec.timing)]
+    out += [Finding(shown, f, r) for f, r in _values(rec)]
     if isinstance(rec, Record):
         for i, b in enumerate(rec.baselines):
             out += [Finding(shown, f, r) for f, r in _timing_order(f"baselines[{i}].timing", b.timing)]
         out += [Finding(shown, f, r) for f, r in _status(rec)]
+        out += [Finding(shown, f, r) for f, r in (trial_faults(rec, pin) if pin else [])]
         out += [Finding(shown, f, r) for f, r in _speedups(rec)]
         out += [Finding(shown, f, r) for f, r in _source(rec, repo)]
     return out
 
 
-def _layout(item: _Loaded) -> Iterator[tuple[str, str]]:
+def _layout(item: Loaded) -> Iterator[tuple[str, str]]:
     rec, rel = item.record, item.rel
     expected = PurePosixPath(
         (_baseline_relpath(rec) if isinstance(rec, BaselineRecord) else record_relpath(rec)).as_posix())
@@ -242,6 +262,33 @@ def _protocol(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
         yield "baselines", "a baseline kind is listed more than once"
 
 
+def _timings(rec: Record | BaselineRecord) -> Iterator[tuple[str, Any]]:
+    yield "timing", rec.timing
+    for i, b in enumerate(rec.baselines if isinstance(rec, Record) else []):
+        yield f"baselines[{i}].timing", b.timing
+
+
+def _values(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
+    """Values the schema's types allow but no measurement gives: times of zero, negative errors, huge ids."""
+    for where, t in _timings(rec):
+        if t is not None and (t.mean_ms <= 0 or t.median_ms <= 0):
+            yield where, "a time of zero is not a measurement (mean_ms and median_ms must be positive)"
+    for i, check in enumerate(rec.correctness if isinstance(rec, Record) else []):
+        for field in ERROR_FIELDS:
+            value = getattr(check, field)
+            if value is not None and value < 0:
+                yield f"correctness[{i}].{field}", f"an error is never negative, got {value}"
+    if rec.problem.id > MAX_INT32:
+        yield "problem.id", f"must be at most {MAX_INT32}"
+
+
+def _timestamp(where: str, when: datetime) -> Iterator[tuple[str, str]]:
+    if when.tzinfo is None or when.utcoffset() is None:
+        yield where, "must name its time zone (UTC, e.g. a trailing 'Z')"
+    elif when > datetime.now(UTC) + FUTURE_SLACK:
+        yield where, f"{when.isoformat()} lies in the future"
+
+
 def _environment(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
     env = rec.environment
     for name in ("device_name", "torch", "python", "harness_version"):
@@ -253,23 +300,16 @@ def _environment(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
                 yield f"environment.{name}", f"required for GPU hardware {env.hardware!r}"
 
 
-def _bad_char(text: str) -> str | None:
-    for ch in text:
-        if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
-            return f"U+{ord(ch):04X}"
-    return None
-
-
 def _names(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
     data = rec.model_dump(mode="json")
     for where, value in _walk(data, ""):
         if not isinstance(value, str):
             continue
         generic = re.sub(r"\[\d+\]", "", where)
-        if generic in NAME_FIELDS:
-            bad = _bad_char(value)
-            if bad:
-                yield where, f"control character {bad} in a name (names are shown as text on the site)"
+        if generic in NAME_FIELDS and (bad := bad_char(value)):
+            yield where, f"control character {bad} in a name (names are shown as text on the site)"
+        elif generic in NORMAL_FORM_FIELDS and (problem := normal_form_problem(value)):
+            yield where, problem
 
 
 def _timing_order(where: str, t: Any) -> Iterator[tuple[str, str]]:
@@ -345,91 +385,45 @@ def _speedups(rec: Record) -> Iterator[tuple[str, str]]:
 def _source(rec: Record, repo: Path) -> Iterator[tuple[str, str]]:
     k = rec.kernel
     if k.url is not None:
-        if not k.url.startswith("https://"):
-            yield "kernel.url", "must be an https:// URL"
+        yield from _url(k.url)
         if k.commit is None or not _HEX_COMMIT.match(k.commit):
             yield "kernel.commit", "must be a commit hash (7 to 40 lowercase hex digits)"
     if k.row is not None and not (k.path or "").endswith((".jsonl", ".json")):
         yield "kernel.row", "a row needs a JSON-lines file as kernel.path"
     if rec.reproduces is not None:
-        yield from _repro_ref(rec.reproduces)
+        yield from repro_ref_faults(rec.reproduces)
     if k.url is None and k.path is not None and k.row is None:
-        src = repo / k.path
-        if src.is_symlink():
-            yield "kernel.path", f"{k.path} is a symbolic link; commit the kernel file itself"
-        elif not src.is_file():
-            yield "kernel.path", f"{k.path} is not a file in the repository"
-        else:
-            try:
-                digest = hashlib.sha256(src.read_text(encoding="utf-8").encode("utf-8")).hexdigest()
-            except (OSError, UnicodeDecodeError) as exc:
-                yield "kernel.path", f"{k.path} cannot be read as UTF-8 text ({exc.__class__.__name__})"
-                return
-            if digest != k.sha256:
-                yield "kernel.sha256", f"does not match {k.path} (its sha256 is {digest})"
+        yield from _kernel_file(k.path, k.sha256, repo)
 
 
-def _repro_ref(ref: str) -> Iterator[tuple[str, str]]:
-    parts = re.split(r"[\\/]", ref)
-    if ref.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", ref) or ".." in parts:
-        yield "reproduces", "must be a repository path without '..', not an absolute path"
-    elif parts[0] != "records" or not ref.endswith(".json") or ref.endswith("__repro.json"):
-        yield "reproduces", "must name an original record, records/...json"
+def _url(url: str) -> Iterator[tuple[str, str]]:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        yield "kernel.url", "is not a well-formed URL"
+        return
+    if parts.scheme != "https" or not parts.hostname:
+        yield "kernel.url", "must be an https:// URL with a host"
+    elif "@" in parts.netloc or port is not None and port != 443:
+        yield "kernel.url", "must not hold credentials or a port (nothing between '//' and the host name)"
 
 
-def _key(rec: Record | BaselineRecord) -> tuple[Any, ...]:
-    p = rec.problem
-    if isinstance(rec, BaselineRecord):
-        return ("baseline", rec.environment.hardware, rec.protocol.name, p.suite, p.level, p.id, rec.kind)
-    return ("record", rec.environment.hardware, rec.model.name, rec.model.sample, p.suite, p.level, p.id,
-            rec.protocol.name, rec.reproduces)
+def _kernel_file(relpath: str, sha256: str, repo: Path) -> Iterator[tuple[str, str]]:
+    """A kernel kept here must be a file inside the repository, reached through no symbolic link; only
+    then is its sha256 read (never that of a file outside the repository)."""
+    src, why = inside_repository(repo, relpath)
+    if src is None:
+        yield "kernel.path", f"{relpath} {why}; commit the kernel file itself"
+    elif not src.is_file():
+        yield "kernel.path", f"{relpath} is not a file in the repository"
+    else:
+        try:
+            digest = hashlib.sha256(src.read_text(encoding="utf-8").encode("utf-8")).hexdigest()
+        except (OSError, UnicodeDecodeError) as exc:
+            yield "kernel.path", f"{relpath} cannot be read as UTF-8 text ({exc.__class__.__name__})"
+            return
+        if digest != sha256:
+            yield "kernel.sha256", f"does not match {relpath} (its sha256 is {digest})"
 
 
-def _check_duplicates(loaded: list[_Loaded]) -> list[Finding]:
-    out: list[Finding] = []
-    first: dict[tuple[Any, ...], _Loaded] = {}
-    problems: dict[tuple[str, int, int], dict[str, _Loaded]] = defaultdict(dict)
-    for item in loaded:
-        key = _key(item.record)
-        if key in first:
-            out.append(Finding(item.shown, "(duplicate)", f"same evaluation as {first[key].shown}"))
-        else:
-            first[key] = item
-        p = item.record.problem
-        problems[(p.suite, p.level, p.id)].setdefault(f"{p.name}\0{p.source_sha256}", item)
-    for (suite, level, pid), variants in problems.items():
-        if len(variants) > 1:
-            items = list(variants.values())
-            for other in items[1:]:
-                out.append(Finding(other.shown, "problem", (
-                    f"conflicts with {items[0].shown}: problem {suite} level {level} id {pid} "
-                    "has a different name or source_sha256 there")))
-    return out
-
-
-def _check_reproductions(loaded: list[_Loaded], repo: Path) -> list[Finding]:
-    """A reproduction must name an original that exists and re-ran the same kernel, problem and protocol."""
-    by_path = {item.path.resolve(): item.record for item in loaded}
-    out: list[Finding] = []
-    for item in loaded:
-        rec = item.record
-        if not isinstance(rec, Record) or rec.reproduces is None or list(_repro_ref(rec.reproduces)):
-            continue
-        target = (repo / rec.reproduces).resolve()
-        original = by_path.get(target)
-        if original is None and target.is_file():
-            try:
-                original = parse_record(read_json(target), rec.reproduces)
-            except RecordError:
-                continue  # reported against the original itself
-        if not isinstance(original, Record):
-            out.append(Finding(item.shown, "reproduces", f"{rec.reproduces} is not a record in the repository"))
-            continue
-        for field, mine, theirs in (("kernel.sha256", rec.kernel.sha256, original.kernel.sha256),
-                                    ("problem.source_sha256", rec.problem.source_sha256,
-                                     original.problem.source_sha256),
-                                    ("protocol.name", rec.protocol.name, original.protocol.name),
-                                    ("environment.hardware", rec.environment.hardware, original.environment.hardware)):
-            if mine != theirs:
-                out.append(Finding(item.shown, field, f"differs from the original {rec.reproduces} ({theirs})"))
-    return out

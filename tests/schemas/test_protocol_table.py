@@ -25,3 +25,22 @@ def test_every_registered_protocol_is_known_to_the_validator() -> None:
     from evaluations.protocols import PROTOCOLS as REGISTERED
 
     assert set(REGISTERED) == set(PROTOCOLS)
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_the_module_runs_the_parameters_its_version_pins(name: str) -> None:
+    pytest.importorskip("torch")
+    from evaluations.protocols import get_protocol
+
+    info = get_protocol(name).INFO
+    pin = PROTOCOLS[name]["pinned"][info.version]
+    assert (info.atol, info.rtol, tuple(info.seeds), tuple(info.distributions)) == \
+        (pin.atol, pin.rtol, pin.seeds, pin.distributions)
+    assert info.timing == pin.timing
+    assert pin.timing.statistic == PROTOCOLS[name]["statistic"]
+
+
+def test_verified_1_2_pins_what_1_1_pins() -> None:
+    pinned = PROTOCOLS["verified"]["pinned"]
+    assert PROTOCOLS["verified"]["versions"] == ("1.0", "1.1", "1.2")
+    assert pinned["1.2"] == pinned["1.1"] == pinned["1.0"]

@@ -101,3 +101,54 @@ def test_validate_runs_without_torch(tree: Path) -> None:
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "3 file(s) checked, 0 problem(s) found" in done.stdout
+
+
+def _plant_hostile_folder(root: Path) -> Path:
+    """A malformed file in a folder whose name holds a newline and a workflow command."""
+    path = root / "h200\n::warning file=x::pwned" / "%0A::error::x.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("mode", [[], ["--github"], ["--json"]])
+def test_hostile_folder_names_never_reach_the_log_raw(tree: Path, capsys: pytest.CaptureFixture[str],
+                                                      mode: list[str]) -> None:
+    _plant_hostile_folder(tree)
+    assert main(["validate", *mode]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert not any(line.lstrip().startswith(("::warning", "::error::x")) for line in lines), out
+    if mode == []:
+        assert lines[0].startswith("records/h200\\n::warning file=x::pwned/%0A::error::x.json: (file): malformed")
+    if mode == ["--json"]:
+        assert json.loads(out)["findings"][0]["path"] == "records/h200\\n::warning file=x::pwned/%0A::error::x.json"
+    if mode == ["--github"]:
+        assert len(lines) == 2 and lines[0].startswith("::error file=records/h200\\n%3A%3Awarning")
+        assert "%250A" in lines[0]  # a '%' of the name cannot decode into a line break
+
+
+def test_a_path_that_looks_like_a_command_is_printed_as_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "::warning::x.json").write_text("{", encoding="utf-8")
+    assert main(["validate", "::warning::x.json"]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("./::warning::x.json: (file): malformed JSON")
+
+
+def test_a_file_too_deep_to_parse_hides_no_other_finding(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deep = tree / "h200" / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+    bad = _plant_bad(tree)
+    assert main(["validate"]) == 1
+    out = capsys.readouterr().out
+    assert "h200/deep.json: (file): malformed JSON: nested more than 16 levels deep" in out
+    assert f"{bad.relative_to(tree.parent).as_posix()}: speedup.vs_eager: 9.0 disagrees" in out
+
+
+def test_a_new_name_is_checked_against_the_models_already_there(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    new = place(tree, make_record(model="Cuda-L1", pid=21, name="21_Sigmoid"))
+    assert main(["validate", str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "model.name: 'Cuda-L1' collides with 'CUDA-L1'" in out and "models/cuda-l1/" in out
