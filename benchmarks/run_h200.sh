@@ -4,7 +4,7 @@
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
 # Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most),
-# selfspeed, audit, gputests (one process per test file), cudal1; drift
+# selfspeed, audit, gputests (one process per test file), cudal1; triton (the Triton dump, .data/dump.jsonl) and drift
 # (not in the default) times DRIFT_KEYS' reference and copy in the order A B B A (timing_drift.py;
 # DRIFT_ARGS adds options, e.g. "--variant copy,deepcopy,read-flush,placements --order AB").
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
@@ -79,17 +79,21 @@ for s in "${STEPS[@]}"; do
         pack
       done
       grep -E "PASSED|FAILED|ERROR|passed|failed" "$LOGS/gpu_tests.log" | tail -40 ;;
-    cudal1)
-      step "CUDA-L1 kernels (public dataset) under both protocols"
+    cudal1|triton)
+      # public datasets under both protocols, EVAL_CONCURRENT at once (default 12), EVAL_ONLY limiting the problems;
+      # the run's phase times and GPU busy samples go to $OUT/<step>-stats.json
+      bundle=.data/h100.jsonl; [ "$s" = triton ] && bundle=.data/dump.jsonl
+      step "$s kernels ($bundle, public dataset) under both protocols"
       # hundreds of evaluations: packed every PACK_S seconds meanwhile, so a call cut off from outside keeps them
-      timeout -k 5 "$(left)" $KV --protocol both --candidates .data/h100.jsonl >> "$LOGS/cudal1.log" 2>&1 &
+      timeout -k 5 "$(left)" $KV --protocol both --candidates "$bundle" --concurrent "${EVAL_CONCURRENT:-12}" \
+        ${EVAL_ONLY:+--only "$EVAL_ONLY"} --stats-json "$OUT/$s-stats.json" >> "$LOGS/$s.log" 2>&1 &
       EVAL=$!
       while kill -0 "$EVAL" 2>/dev/null; do
         for _ in $(seq "${PACK_S:-30}"); do kill -0 "$EVAL" 2>/dev/null || break; sleep 1; done
         pack
       done
       wait "$EVAL"
-      tail -5 "$LOGS/cudal1.log" ;;
+      tail -12 "$LOGS/$s.log" ;;
     *) echo "unknown step: $s" >&2 ;;
   esac
 done

@@ -1,4 +1,4 @@
-"""The evaluation run: prepare (builds, warm-ups), measure or reuse baselines, evaluate candidates, write records.
+"""The evaluation run: prepare candidates (builds, warm-up calls), measure or reuse baselines, evaluate, write records.
 
 Every candidate and every baseline runs in its own spawned process (``_isolation``); records are
 written atomically the moment they are finished, so an interrupted run keeps all of them, and a
@@ -35,7 +35,7 @@ from ._types import Candidate, Job, Problem
 MAX_ERROR_CHARS = 4000
 """Length limit of a record's ``error`` (the schema's)."""
 DEFAULT_BUILD_TIMEOUT_S = 900.0
-"""Deadline of one job of the prepare stage (a candidate's builds and warm-up call, a compile warm-up)."""
+"""Deadline of one job of the prepare stage (a candidate's builds and its warm-up call)."""
 PREWARM_MIN_CPUS = 4
 """Fewest CPU cores on which spare workers may import ahead (they must not compete with timing)."""
 
@@ -74,6 +74,10 @@ class RunConfig:
     """Time every candidate of a protocol that takes turns (verified) in turns with fresh timings of its problem's
     baselines (``Runner.timed_in_turns``); otherwise only where that protocol asks for it (a host-bound eager
     baseline)."""
+
+
+Work = tuple[str, str, str] | tuple[str, Candidate, Path]
+"""One unit of a concurrent run: a baseline (protocol, problem key, kind) or a candidate (protocol, candidate, path)."""
 
 
 @dataclass
@@ -184,6 +188,8 @@ class Runner:
         self.cancel = threading.Event()
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
         self._build_errors: dict[str, CandidateOutcome] = {}
+        self._prepared: dict[str, threading.Event] = {}
+        """Candidate sha256 -> set once its prepare job ended (only candidates that have one)."""
         self._prewarm = (default_prewarm(config.device, False, config.concurrent) if config.prewarm is None
                          else config.prewarm)
         self._spare: Spare | None = None
@@ -272,44 +278,34 @@ class Runner:
         return todo
 
     def preparations(self, todo: list[tuple[str, Candidate]]) -> list[Job]:
-        """What the prepare stage does before anything is timed: each candidate that compiles (an extension, or
-        Triton kernels) once for all protocols, and each baseline kind whose protocol has a warm-up
-        (``torch.compile``'s) and that is not stored already."""
+        """The prepare stage's jobs: one per candidate that compiles (an extension, or Triton kernels), for all
+        protocols at once."""
         jobs: dict[str, Job] = {}
         for name, c in todo:
             if c.sha256 not in jobs and _extensions.kernel_language(c.source) != "pytorch":
                 jobs[c.sha256] = self._job(name, self.problems[c.problem_key], c)
-        for name, c in todo:
-            module, info = self.protocols[name], self.infos[name]
-            if not hasattr(module, "warm_baseline") or self.config.device != "cuda":
-                continue
-            problem = self.problems[c.problem_key]
-            for kind in module.BASELINE_KINDS:
-                key = f"{name}/{problem.key}/{kind}"
-                path = baseline_path(self.config.out_dir, self.env, info, problem, kind)
-                if key not in jobs and kind in getattr(module, "WARMED_BASELINES", ()) \
-                        and self._reuse_baseline(path, problem, info) is None:
-                    jobs[key] = self._job(name, problem, kind=kind)
+        for sha in jobs:
+            self._prepared.setdefault(sha, threading.Event())
         return list(jobs.values())
 
     def prepare(self, jobs: list[Job], advance: Any) -> None:
-        """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process; an import that fails
-        is the candidate's ``compile_error``. No timing runs meanwhile, so they use the device freely."""
+        """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process (see
+        ``_worker.warm_candidate``); an import that fails is the candidate's ``compile_error``. Each candidate's
+        evaluation waits for its own preparation (:meth:`evaluate`), nothing else does."""
 
         def one(job: Job) -> None:
-            if job.candidate is None:
-                self._isolated("evaluations._worker:warm_baseline", job,
-                               f"warm-{job.protocol}-{job.problem.sha256[:12]}-{job.baseline_kind}",
-                               self.config.build_timeout_s, "build", spare=False)
-            else:
-                c = job.candidate
+            c = job.candidate
+            assert c is not None
+            try:
                 result = self._isolated("evaluations._worker:warm_candidate", job, f"build-{c.sha256[:16]}",
                                         self.config.build_timeout_s, "build", spare=False)  # parallel: cold workers
-                if not result.ok:
+                if not result.ok and not (result.failure and result.failure.kind == "cancelled"):
                     self._build_errors[c.sha256] = failed_outcome(result, building=True)
-                elif result.value.error is not None:
+                elif result.ok and result.value.error is not None:
                     self._build_errors[c.sha256] = CandidateOutcome(
                         status="compile_error", error=_error_text(result.value.error, result.output_tail))
+            finally:
+                self._prepared[c.sha256].set()
             advance()
 
         with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
@@ -319,16 +315,23 @@ class Runner:
                 self.cancel.set()
                 raise
 
-    def baselines_needed(self, todo: list[tuple[str, Candidate, Path]]) -> list[tuple[str, str, str]]:
-        """(protocol, problem key, kind) of every baseline the candidates in ``todo`` need, the kinds that pace
-        the others first (a paced baseline waits for its pacer: started together, they would hold workers idle)."""
+    def schedule(self, todo: list[tuple[str, Candidate, Path]]) -> list[Work]:
+        """Every baseline the candidates in ``todo`` need and the candidates themselves, in the order a concurrent
+        run starts them: problems in windows of ``config.concurrent``, and in each window the baselines that pace
+        the others, then the paced ones, then the candidates, those with nothing to build first. Records thus
+        complete window by window (an interrupted run keeps whole problems), and no worker sits waiting for a
+        baseline started long after it."""
+        order = {key: i for i, key in enumerate(dict.fromkeys(c.problem_key for _, c, _ in todo))}
+        window = max(1, self.config.concurrent)
         keys = {(p, c.problem_key, kind) for p, c, _ in todo for kind in self.protocols[p].BASELINE_KINDS}
-
-        def order(key: tuple[str, str, str]) -> tuple[bool, str, str, str]:
+        work: list[tuple[tuple[int, int, bool, str], Work]] = []
+        for key in keys:
             pacer = self.protocols[key[0]].SPEEDUP_BASELINE["vs_eager"]
-            return key[2] != pacer, key[0], key[1], key[2]
-
-        return sorted(keys, key=order)
+            work.append(((order[key[1]] // window, 0 if key[2] == pacer else 1, False, "/".join(key)), key))
+        for item in todo:
+            protocol, c, _ = item
+            work.append(((order[c.problem_key] // window, 2, c.sha256 in self._prepared, f"{protocol}/{c.sha256}"), item))
+        return [w for _, w in sorted(work, key=lambda pair: pair[0])]
 
     def baseline(self, protocol: str, problem: Problem, kind: str) -> BaselineRecord | None:
         """The baseline record of (problem, protocol, kind) here: reused from disk, or measured now."""
@@ -389,6 +392,10 @@ class Runner:
         if any(b is None for b in baselines.values()):
             return None
         job = self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1])
+        prepared = self._prepared.get(candidate.sha256)
+        while prepared is not None and not prepared.wait(0.5):
+            if self.cancel.is_set():
+                return None
         outcome = self._build_errors.get(candidate.sha256)
         in_turns: dict[str, BaselineRecord] = {}
         if outcome is None:
@@ -580,9 +587,10 @@ def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary
     with _progress(config.progress) as progress:
         try:
             prepared = runner.preparations([(p, c) for p, c, _ in todo])
-            if prepared:
-                task = progress.add_task("preparing: builds and compile warm-ups", total=len(prepared))
-                runner.prepare(prepared, lambda: progress.advance(task))
+            builds = progress.add_task("building and warming up candidates", total=len(prepared)) if prepared else None
+            overlap = config.concurrent > 1 and prepared  # under the GPU lock, beside baselines and other candidates
+            if prepared and not overlap:
+                runner.prepare(prepared, lambda: progress.advance(builds))
             task = progress.add_task("evaluating", total=len(todo))
 
             def one(item: tuple[str, Candidate, Path]) -> None:
@@ -600,17 +608,20 @@ def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary
                     one(item)
             else:
                 progress.update(task, description=f"candidates, {config.concurrent} at once")
-                needed = runner.baselines_needed(todo)
-                bases = progress.add_task("baselines", total=len(needed))
+                work = runner.schedule(todo)
+                bases = progress.add_task("baselines", total=sum(1 for w in work if len(w) == 3 and isinstance(w[2], str)))
 
-                def base(key: tuple[str, str, str]) -> None:
-                    runner.baseline(key[0], runner.problems[key[1]], key[2])
-                    progress.advance(bases)
+                def do(item: Work) -> None:
+                    if isinstance(item[2], str):  # (protocol, problem key, kind): a baseline
+                        runner.baseline(item[0], runner.problems[item[1]], item[2])
+                        progress.advance(bases)
+                    else:
+                        one(item)  # type: ignore[arg-type]
 
-                with _shared_gpu(config), ThreadPoolExecutor(max_workers=config.concurrent) as pool:
-                    # every baseline first, side by side: candidates of a problem would queue behind its baselines
-                    futures = [pool.submit(base, key) for key in needed]
-                    futures += [pool.submit(one, item) for item in todo]
+                with _shared_gpu(config), ThreadPoolExecutor(max_workers=config.concurrent + 1) as pool:
+                    # builds beside everything, in the same order of problems (see Runner.schedule)
+                    futures = [pool.submit(runner.prepare, prepared, lambda: progress.advance(builds))] if overlap else []
+                    futures += [pool.submit(do, item) for item in work]
                     try:
                         for future in futures:
                             future.result()

@@ -112,10 +112,11 @@ def prebuild(job: Job) -> BuildResult:
 def use_caches(job: Job) -> None:
     """Point Triton's and TorchInductor's on-disk caches at this job's own scope of the build folder.
 
-    Baselines share one scope (their ``torch.compile`` artefacts, made once per problem, serve its
-    baseline and memory jobs and later runs); each candidate has its own (what its warm-up compiled serves
-    its evaluation and memory jobs), so no candidate's process reads a cache another candidate wrote.
-    Both variables are read when a cache is first used, after the worker's imports.
+    Baselines share one scope (their ``torch.compile`` artefacts serve later runs); each candidate has its
+    own (what its warm-up compiled serves its evaluation and memory jobs), so no candidate's process reads a
+    cache another candidate wrote. Inductor compiles in the worker's own process (one compile thread): the
+    run's parallelism comes from its many workers, and a pool of compile processes per worker would cost
+    more than it saves. The variables are read when a cache is first used, after the worker's imports.
     """
     if not job.build_dir:
         return
@@ -123,13 +124,16 @@ def use_caches(job: Job) -> None:
     root = Path(job.build_dir) / "caches" / scope
     os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
 
 
 def warm_candidate(job: Job) -> BuildResult:
     """Prepare stage: import the candidate (its extensions build here), then, on the device, construct it and
     call it once on the problem's inputs, so builds made in ``__init__`` or ``forward`` and Triton's
-    compilations land in the caches before anything is timed. Only the import's failure is the candidate's
-    verdict (``compile_error``); a failure after it is left for the evaluation to report."""
+    compilations land in the caches before the candidate is evaluated. The device part holds the GPU shared
+    (``_gpulock``), as any worker's device work does, so it never runs inside another worker's timing. Only
+    the import's failure is the candidate's verdict (``compile_error``); a failure after it is left for the
+    evaluation to report."""
     use_caches(job)
     try:
         model_new = load_candidate(job)
@@ -142,7 +146,7 @@ def warm_candidate(job: Job) -> BuildResult:
 
         problem = load_problem(job)
         device = torch.device("cuda")
-        with torch.no_grad():
+        with _gpulock.shared_on(job.device), torch.no_grad():
             torch.manual_seed(0)
             init = [v.to(device) if isinstance(v, torch.Tensor) else v for v in problem.get_init_inputs()]
             model = model_new(*init)
@@ -153,15 +157,6 @@ def warm_candidate(job: Job) -> BuildResult:
     except Exception as exc:  # noqa: BLE001 - the evaluation meets it again and reports it
         print(f"warm-up after import failed (left to the evaluation): {describe(exc)}", file=sys.stderr)
     return BuildResult(error=None)
-
-
-def warm_baseline(job: Job) -> None:
-    """Prepare stage: run the protocol's baseline warm-up (``warm_baseline``), e.g. one ``torch.compile`` call
-    whose artefacts land in the baselines' cache scope before anything is timed."""
-    use_caches(job)
-    warm = getattr(_protocol(job), "warm_baseline", None)
-    if warm is not None:
-        warm(job)
 
 
 def _protocol(job: Job) -> Any:

@@ -47,9 +47,6 @@ INFO = ProtocolInfo(
 """Seeds are drawn fresh for every evaluation; each correctness check in a record names its seed."""
 BASELINE_KINDS: tuple[str, ...] = ("eager_tf32", "compile", "eager_fp32")
 SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}
-WARMED_BASELINES: tuple[str, ...] = ("compile",)
-"""Baseline kinds whose first call (``torch.compile``'s compilation and autotuning) the runner's prepare stage
-makes once ahead of every timing (:func:`warm_baseline`), so its artefacts are cached when the baseline runs."""
 PACED_BY_EAGER_BASELINE = True
 """The eager baseline's calls per event pair and timing method (eager calls, or CUDA graph replays for a
 host-bound problem) are reused by the other baselines and every candidate."""
@@ -96,18 +93,6 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
         sets = timing_sets(load_problem(job).get_inputs, settings, device)
         model(*sets[0])
         return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan, module=model).stats, peak
-
-
-def warm_baseline(job: Job) -> None:
-    """Prepare stage of a ``compile`` baseline: one call of the compiled model, as :func:`time_baseline` makes
-    its first, so its artefacts are on disk (the baselines' cache scope) before its timing starts."""
-    if job.baseline_kind != "compile" or job.device != "cuda":
-        return
-    device = configure(job.device)
-    with float32_mode(tf32=True), torch.no_grad():
-        model, settings = _baseline_model(job, device)
-        model(*draw(load_problem(job).get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))
-        torch.cuda.synchronize()
 
 
 def run_baseline(job: Job) -> BaselineOutcome:

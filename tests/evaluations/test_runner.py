@@ -309,3 +309,32 @@ def test_the_prepare_stage_gives_a_failing_import_its_compile_error_once_for_bot
     logs = tmp_path / "build" / "logs"
     assert len(list(logs.glob("build-*.log"))) == 1 and not list(logs.glob("eval-*.log"))
     assert {t.phase: t.jobs for t in summary.phases.totals()}["build"] == 1
+
+
+def test_a_concurrent_run_starts_problems_window_by_window_pacers_first(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, Runner
+
+    names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py", "3_tiny_scale.py")
+    cands = _candidates(tmp_path / "cands", fixtures_dir, names)
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard", "verified"), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", progress=False, concurrent=2)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    work = runner.schedule(runner.pending())
+
+    def step(item):  # (problem id, 0 pacing baseline / 1 paced baseline / 2 candidate)
+        if isinstance(item[2], str):
+            pacer = runner.protocols[item[0]].SPEEDUP_BASELINE["vs_eager"]
+            return int(item[1].rsplit("/", 1)[1]), 0 if item[2] == pacer else 1
+        return int(item[1].problem_key.rsplit("/", 1)[1]), 2
+
+    steps = [step(w) for w in work]
+    windows = [(pid - 1) // 2 for pid, _ in steps]  # problems in the order loaded, two to a window
+    assert windows == sorted(windows)
+    for w in set(windows):
+        classes = [c for (pid, c), win in zip(steps, windows, strict=True) if win == w]
+        assert classes == sorted(classes)  # pacers, then paced baselines, then candidates
+    assert steps.count((1, 2)) == 4 and steps.count((3, 2)) == 2  # two protocols x candidates
+    assert steps.count((1, 0)) == 2 and steps.count((1, 1)) == 2  # standard eager_fp32 + verified eager_tf32; compile, eager_fp32
