@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from schemas import MAX_RECORD_BYTES, BaselineRecord, Record, RecordError, load_record
 
+from ._columns import EXTRA_COLUMNS, extra_columns
 from ._record_pages import render_record_page
 
 PARALLEL_FROM = 2000
@@ -37,7 +38,8 @@ COLUMNS: dict[str, pa.DataType] = {
     "failed_evidences": pa.list_(pa.string()), "labels": pa.string(),
     "reproduces": pa.string(), "timestamp": pa.string(), "kernel_sha256": pa.string(), "kernel_path": pa.string(),
 }
-"""Columns of the flattened ``records`` table, in order."""
+"""Columns of the flattened ``records`` table, in order (the extra ones of ``_columns`` last)."""
+COLUMNS.update(EXTRA_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ def flatten(record: Record, relpath: str) -> dict:
         "failed_evidence": failed[0].evidence if failed else None, "failed_names": [c.name for c in failed],
         "failed_evidences": [c.evidence for c in failed], "labels": ", ".join(record.labels),
         "reproduces": record.reproduces, "timestamp": record.environment.timestamp.isoformat(),
-        "kernel_sha256": record.kernel.sha256, "kernel_path": record.kernel.path,
+        "kernel_sha256": record.kernel.sha256, "kernel_path": record.kernel.path, **extra_columns(record),
     }
 
 
@@ -113,6 +115,8 @@ class PageTarget:
 
     site_dir: str
     repo_root: str
+    context: object = None
+    """What a record page needs beyond its record (``_record_pages.RecordContext``)."""
 
 
 def _read(path: str) -> Record | BaselineRecord:
@@ -188,7 +192,7 @@ def _load_chunk(relpaths: list[str], root: str, shown: str, pages: PageTarget | 
                 if folder not in made:
                     os.makedirs(folder, exist_ok=True)
                     made.add(folder)
-                _write(out, render_record_page(record, row, repo_root).encode("utf-8"))
+                _write(out, render_record_page(record, row, repo_root, context=pages.context).encode("utf-8"))
     except RecordError as exc:
         return _Chunk(rows_table([]), (exc.path, exc.field, exc.message))
     return _Chunk(rows_table(rows))

@@ -36,7 +36,7 @@ def site_fixture(root: Path) -> Path:
     write_specs(root, [Spec(model="alpha", problem_id=0, protocol="verified", speedup=1.5 * 0.8 * 1.001,
                             vs_eager_fp32=1.5 * 0.95, vs_compile=0.9, sample=0,
                             reproduces="records/" + original.relative_to(root).as_posix())])
-    zoo = [Spec(model="exploit-zoo", problem_id=50, suite="zoo", protocol=p, status=st, speedup=40.0,
+    zoo = [Spec(model="exploit-zoo", provider="kernelverdict", problem_id=50, suite="zoo", protocol=p, status=st, speedup=40.0,
                 vs_eager_fp32=41.0 if p == "verified" else None, vs_compile=30.0 if p == "verified" else None,
                 failed_check="output-aliasing", evidence="output storage overlaps input 0", problem_name="relu")
            for p, st in (("standard", "correct"), ("verified", "hacked"))]

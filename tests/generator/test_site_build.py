@@ -59,7 +59,7 @@ def test_record_strings_are_escaped_everywhere(site: Path):
         assert 'onerror="window.__kv_pwned' not in text, page
     assert "&lt;script&gt;window.__kv_pwned = 1&lt;/script&gt;" in (site / "leaderboard" / "index.html").read_text()
     charts = (site / "charts" / "index.html").read_text()
-    assert "\\u0026lt;script\\u0026gt;window.__kv_pwned" in charts  # escaped for Plotly, then for the script tag
+    assert "&amp;lt;script&amp;gt;window.__kv_pwned" in charts  # escaped for Plotly, then for the data-fig attribute
 
 
 def test_record_page_shows_checks_evidence_timings_and_badge(site: Path):
