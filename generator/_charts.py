@@ -1,7 +1,10 @@
 """Chart payloads (Plotly traces as plain JSON) built from the metric tables.
 
 Strings from records are HTML-escaped before they reach Plotly, which renders a subset of HTML in
-labels; the front end adds layout and colours for the current palette.
+labels; the front end adds layout and colours for the current palette. A payload travels in the
+``data-fig`` attribute of its chart element (``chart_attr``), not in a script element: MkDocs
+Material's instant navigation re-creates script elements, and the preview server's copies lose
+their type, so JSON there would run as JavaScript.
 """
 
 from __future__ import annotations
@@ -35,10 +38,13 @@ def _t(text: str) -> str:
     return html.escape(str(text), quote=True)
 
 
-def script_json(data: object) -> str:
-    """JSON safe inside a ``<script type="application/json">`` element (no ``</script>`` break-out)."""
-    text = json.dumps(data, separators=(",", ":"), allow_nan=False, default=float)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+def chart_attr(data: object) -> str:
+    """A chart payload as JSON text for the ``data-fig`` attribute (the template's autoescape quotes it)."""
+    return json.dumps(data, separators=(",", ":"), allow_nan=False, default=float)
+
+
+HOVER_NAME = "%{fullData.name}"
+"""Plotly's placeholder for the trace's own (already escaped) name, so hover text names the model."""
 
 
 def fast_p_chart(curve: list[dict], hardware: str, protocol: str, suite: str, level: int = 0) -> dict:
@@ -48,8 +54,11 @@ def fast_p_chart(curve: list[dict], hardware: str, protocol: str, suite: str, le
         if (row["hardware"], row["protocol"], row["suite"], row["level"]) == (hardware, protocol, suite, level):
             by_model[row["model"]].append(row)
     traces = [{"type": "scatter", "mode": "lines", "name": _t(m), "x": [float(r["p"]) for r in rows],
-               "y": [r["fast_p"] for r in rows], "line": {"shape": "hv"}} for m, rows in sorted(by_model.items())]
-    return {"data": traces, "layout": {"xaxis": {"title": {"text": "speedup threshold p"}, "range": [0, 3]},
+               "y": [r["fast_p"] for r in rows], "line": {"shape": "hv"},
+               "hovertemplate": HOVER_NAME + ": fast_p %{y:.1%} at p = %{x}<extra></extra>"}
+              for m, rows in sorted(by_model.items())]
+    return {"data": traces, "layout": {"showlegend": True,
+                                       "xaxis": {"title": {"text": "speedup threshold p"}, "range": [0, 3]},
                                        "yaxis": {"title": {"text": "fast_p"}, "range": [0, 1.02]}}}
 
 
@@ -65,9 +74,11 @@ def dumbbell_chart(summary: list[dict], hardware: str, suite: str) -> dict:
              "x": [v for m in models for v in (pairs[m].get("standard"), pairs[m].get("verified"), None)],
              "y": [n for n in names for _ in range(3)], "line": {"color": "#9e9e9e"}}
     dots = [{"type": "scatter", "mode": "markers", "name": proto, "x": [pairs[m].get(proto) for m in models],
-             "y": names, "marker": {"size": 11}} for proto in ("standard", "verified")]
+             "y": names, "marker": {"size": 11},
+             "hovertemplate": "%{y} · " + HOVER_NAME + ": %{x:.3g}×<extra></extra>"} for proto in ("standard", "verified")]
     values = [v for m in models for v in pairs[m].values()]
-    return {"data": [lines, *dots], "layout": {"xaxis": log_axis(values, "geometric-mean speedup vs eager"),
+    return {"data": [lines, *dots], "layout": {"showlegend": True,
+                                               "xaxis": log_axis(values, "geometric-mean speedup vs eager"),
                                                "yaxis": {"automargin": True}}}
 
 
@@ -76,7 +87,27 @@ def memory_chart(summary: list[dict], hardware: str, protocol: str, suite: str) 
     rows = [r for r in summary if (r["hardware"], r["protocol"], r["suite"], r["level"]) == (hardware, protocol, suite, 0)
             and r["speedup_eager"] and r["mem_eff"]]
     traces = [{"type": "scatter", "mode": "markers", "name": _t(r["model"]), "x": [r["mem_eff"]],
-               "y": [r["speedup_eager"]], "marker": {"size": 12}} for r in rows]
-    return {"data": traces, "layout": {
+               "y": [r["speedup_eager"]], "marker": {"size": 12},
+               "hovertemplate": HOVER_NAME + ": Mem Eff %{x:.3g}×, speedup %{y:.3g}×<extra></extra>"} for r in rows]
+    return {"data": traces, "layout": {"showlegend": True,
         "xaxis": log_axis([r["mem_eff"] for r in rows], "Mem Eff (baseline / candidate peak)"),
         "yaxis": log_axis([r["speedup_eager"] for r in rows], "geometric-mean speedup")}}
+
+
+def claims_chart(kernels: list[dict], hardware: str, suite: str, model: str) -> dict:
+    """Claimed against measured speedup per kernel (standard and verified), with the line where they agree."""
+    rows = [k for k in kernels if (k["hardware"], k["suite"], k["model"]) == (hardware, suite, model)]
+    traces = []
+    for proto, key in (("standard", "std_speedup"), ("verified", "ver_speedup")):
+        pts = [k for k in rows if k[key] and k["claimed"]]
+        traces.append({"type": "scatter", "mode": "markers", "name": f"{_t(model)} · {proto}",
+                       "x": [k["claimed"] for k in pts], "y": [k[key] for k in pts],
+                       "text": [_t(f"L{k['level']} #{k['problem_id']} {k['problem_name']}") for k in pts],
+                       "marker": {"size": 9},
+                       "hovertemplate": "%{text} · " + HOVER_NAME + ": claimed %{x:.3g}×, measured %{y:.3g}×<extra></extra>"})
+    values = [v for t in traces for v in (*t["x"], *t["y"])]
+    axis_lo, axis_hi = (min(values), max(values)) if values else (0.5, 2.0)
+    traces.append({"type": "scatter", "mode": "lines", "name": "measured = claimed", "x": [axis_lo, axis_hi],
+                   "y": [axis_lo, axis_hi], "line": {"dash": "dot", "color": "#9e9e9e"}, "hoverinfo": "skip"})
+    return {"data": traces, "layout": {"showlegend": True, "xaxis": log_axis(values, "claimed speedup (source)"),
+                                       "yaxis": log_axis(values, "measured speedup vs eager")}}

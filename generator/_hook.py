@@ -6,6 +6,8 @@ folder is ``records/`` beside mkdocs.yml, or ``$KVERDICT_RECORDS``; ``mkdocs ser
 
 from __future__ import annotations
 
+import configparser
+import html
 import logging
 import os
 from pathlib import Path
@@ -27,6 +29,10 @@ HEADLINE_MARKER = "<!-- kverdict:headline -->"
 """Placeholder in site_src/index.md replaced by the headline table."""
 FAITHFULNESS_MARKER = "<!-- kverdict:faithfulness -->"
 """Placeholder in site_src/methodology.md replaced by the timing-faithfulness tables."""
+REPOSITORY_MARKER = "<!-- kverdict:repository -->"
+"""Placeholder in site_src/index.md replaced by where the repository lives and how to clone it."""
+DATASETS_ENV = "KVERDICT_DATASETS"
+"""Environment variable naming a local copy of the public datasets (see ``_datasets``)."""
 ASSETS = Path(__file__).resolve().parent / "assets"
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 RECORDS_ENV = "KVERDICT_RECORDS"
@@ -47,6 +53,51 @@ def records_dir(config: MkDocsConfig) -> Path:
     return path if path.is_absolute() else _repo_root(config) / path
 
 
+def datasets_dir(config: MkDocsConfig) -> Path | None:
+    """The local copy of the public datasets this build reads, when there is one."""
+    configured = os.environ.get(DATASETS_ENV) or config.extra.get("kverdict_datasets")
+    if not configured:
+        return None
+    path = Path(configured)
+    path = path if path.is_absolute() else _repo_root(config) / path
+    return path if path.is_dir() else None
+
+
+def repository_url(config: MkDocsConfig) -> str | None:
+    """The repository the site is built from: mkdocs.yml's ``repo_url``, else the CI's repository, else the
+    checkout's ``origin`` remote (an https address only); None when none of them names one."""
+    if config.repo_url:
+        return config.repo_url
+    server, repo = os.environ.get("GITHUB_SERVER_URL"), os.environ.get("GITHUB_REPOSITORY")
+    if server and repo:
+        return f"{server.rstrip('/')}/{repo}"
+    git = _repo_root(config) / ".git"
+    if git.is_file():  # a worktree or submodule: "gitdir: <path>"; its config is in the common dir
+        return None
+    parser = configparser.ConfigParser(strict=False)
+    try:
+        parser.read(git / "config", encoding="utf-8")
+        url = parser.get('remote "origin"', "url", fallback="")
+    except (configparser.Error, OSError):
+        return None
+    if url.startswith("git@") and ":" in url:
+        host, path = url[4:].split(":", 1)
+        url = f"https://{host}/{path}"
+    url = url.removesuffix(".git")
+    return url if url.startswith("https://") else None
+
+
+def repository_html(url: str | None) -> str:
+    """The home page's paragraph on where the code and records live and how to clone them."""
+    if url is None:
+        return ("<p>Everything here is built from the project's repository: its <code>records/</code> folder holds every "
+                "record file. This build was made without a known repository address; clone the repository you "
+                "received this site from with <code>git clone &lt;address&gt;</code>.</p>")
+    u = html.escape(url, quote=True)
+    return (f'<p>Code, records and this site\'s sources: <a href="{u}">{u}</a>. Clone it with '
+            f"<code>git clone {u}.git</code>; every record file is under <code>records/</code>.</p>")
+
+
 def _drop_missing_nav(nav: list, docs_dir: Path) -> list:
     kept = []
     for item in nav:
@@ -60,9 +111,13 @@ def _drop_missing_nav(nav: list, docs_dir: Path) -> list:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    """Leave the contributing page out of the navigation while it does not exist."""
+    """Leave the contributing page out of the navigation while it does not exist; name the repository."""
     if config.nav:
         config.nav = _drop_missing_nav(config.nav, Path(config.docs_dir))
+    url = repository_url(config)
+    if url and not config.repo_url:
+        config.repo_url = url
+    _state["repository"] = url
     return config
 
 
@@ -74,7 +129,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     try:
         manifest = os.environ.get(MANIFEST_ENV)
         data = build_data(records, root, Path(config.site_dir), display_root=shown,
-                          manifest=Path(manifest) if manifest else None)
+                          manifest=Path(manifest) if manifest else None, datasets_dir=datasets_dir(config))
     except RecordError as exc:
         raise PluginError(f"invalid record: {exc}") from None
     _state["data"] = data
@@ -82,7 +137,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
              *(data.timings_s[k] for k in ("load", "aggregate", "render")))
     for uri, markdown in data.pages.items():
         files.append(File.generated(config, uri, content=markdown))
-    for name in ("kverdict.js", "kverdict.css", "kverdict-record.css"):
+    for name in ("kverdict.js", "kverdict.css", "kverdict-record.css", "kverdict-record.js"):
         files.append(File.generated(config, f"assets/{name}", abs_src_path=str(ASSETS / name)))
     files.append(File.generated(config, "assets/plotly.min.js", abs_src_path=str(PLOTLY_JS)))
     for name in ("record.schema.json", "baseline.schema.json"):  # linked from the contributing page
@@ -92,11 +147,12 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Put the headline table into the home page and the faithfulness tables into the methodology page."""
+    """Put the headline and the repository into the home page and the faithfulness tables into the methodology page."""
     data = _state.get("data")
     if isinstance(data, BuildData):
         markdown = markdown.replace(HEADLINE_MARKER, data.headline).replace(FAITHFULNESS_MARKER, data.faithfulness)
-    return markdown
+    url = _state.get("repository")
+    return markdown.replace(REPOSITORY_MARKER, repository_html(url if isinstance(url, str) else None))
 
 
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:

@@ -42,11 +42,15 @@ def read_report(path: Path) -> AuditReport:
         raise RecordError(path, ".".join(str(p) for p in err["loc"]), err["msg"]) from None
 
 
-def read_audits(records_dir: Path) -> list[Finding]:
-    """Every finding of every audit report under ``records/_audits/<hardware>/<suite>.json``."""
+def read_audit_reports(records_dir: Path) -> list[tuple[Path, AuditReport]]:
+    """Every audit report under ``records/_audits/<hardware>/<suite>.json``, with its path."""
+    return [(path, read_report(path)) for path in sorted((records_dir / "_audits").glob("*/*.json"))]
+
+
+def read_audits(records_dir: Path, reports: list[tuple[Path, AuditReport]] | None = None) -> list[Finding]:
+    """Every finding of every audit report (read from ``records_dir`` unless ``reports`` are given)."""
     findings: list[Finding] = []
-    for path in sorted((records_dir / "_audits").glob("*/*.json")):
-        report = read_report(path)
+    for _path, report in (reports if reports is not None else read_audit_reports(records_dir)):
         for p in report.problems:
             findings.extend(Finding(report.hardware, report.suite, p.level, p.id, p.name, f.code, f.message,
                                     f.evidence, f.severity == "exclude") for f in p.findings)

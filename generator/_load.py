@@ -8,12 +8,14 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from schemas import MAX_RECORD_BYTES, BaselineRecord, Record, RecordError, load_record
 from schemas._io import inside_repository
 
+from ._columns import EXTRA_COLUMNS, extra_columns
 from ._record_pages import render_record_page
 
 PARALLEL_FROM = 2000
@@ -39,7 +41,8 @@ COLUMNS: dict[str, pa.DataType] = {
     "failed_evidences": pa.list_(pa.string()), "labels": pa.string(),
     "reproduces": pa.string(), "timestamp": pa.string(), "kernel_sha256": pa.string(), "kernel_path": pa.string(),
 }
-"""Columns of the flattened ``records`` table, in order."""
+"""Columns of the flattened ``records`` table, in order (the extra ones of ``_columns`` last)."""
+COLUMNS.update(EXTRA_COLUMNS)
 INT_RANGES = {pa.int32(): 2**31 - 1, pa.int64(): 2**63 - 1}
 """Largest magnitude each integer column type holds."""
 FIELD_OF_COLUMN = {"sample": "model.sample", "level": "problem.level", "problem_id": "problem.id",
@@ -114,7 +117,7 @@ def flatten(record: Record, relpath: str) -> dict:
         "failed_evidence": failed[0].evidence if failed else None, "failed_names": [c.name for c in failed],
         "failed_evidences": [c.evidence for c in failed], "labels": ", ".join(record.labels),
         "reproduces": record.reproduces, "timestamp": record.environment.timestamp.isoformat(),
-        "kernel_sha256": record.kernel.sha256, "kernel_path": record.kernel.path,
+        "kernel_sha256": record.kernel.sha256, "kernel_path": record.kernel.path, **extra_columns(record),
     }
 
 
@@ -124,6 +127,8 @@ class PageTarget:
 
     site_dir: str
     repo_root: str
+    context: object = None
+    """What a record page needs beyond its record (``_record_pages.RecordContext``)."""
 
 
 def _read(path: str) -> Record | BaselineRecord:
@@ -217,16 +222,17 @@ def _load_chunk(relpaths: list[str], root: str, shown: str, pages: PageTarget | 
             rows.append(row)
             if pages is not None and repo_root is not None:
                 check_kernel_path(record, Path(shown, relpath), repo_root)
-                _write_page(pages.site_dir, row["page"], made, _render(record, row, repo_root, Path(shown, relpath)))
+                _write_page(pages.site_dir, row["page"], made,
+                            _render(record, row, repo_root, Path(shown, relpath), pages.context))
     except RecordError as exc:
         return _Chunk(rows_table([]), (exc.path, exc.field, exc.message))
     return _Chunk(rows_table(rows))
 
 
-def _render(record: Record, row: dict, repo_root: Path, shown: Path) -> bytes:
+def _render(record: Record, row: dict, repo_root: Path, shown: Path, context: Any = None) -> bytes:
     """A record's page; a value the page cannot hold fails the build naming the file, never with a traceback."""
     try:
-        return render_record_page(record, row, repo_root).encode("utf-8")
+        return render_record_page(record, row, repo_root, context=context).encode("utf-8")
     except (ValueError, TypeError, OverflowError, ArithmeticError, LookupError) as exc:
         raise RecordError(shown, "", f"its page cannot be built ({type(exc).__name__}: {exc})") from None
 

@@ -9,6 +9,7 @@ index from parsing megabytes of table rows; headings and summaries stay searchab
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 from collections import defaultdict
@@ -18,10 +19,14 @@ from typing import NamedTuple
 
 from markupsafe import Markup
 
-from ._charts import dumbbell_chart, fast_p_chart, has_data, memory_chart, script_json
+from schemas import AuditReport
+
+from ._charts import chart_attr, claims_chart, dumbbell_chart, fast_p_chart, has_data, memory_chart
+from ._datasets import problem_files
 from ._inputs import Finding
 from ._jinja import environment
-from ._sql import ZOO_MODELS, Aggregates
+from ._sql import Aggregates
+from ._suites import Suites
 from ._urls import model_doc, model_url, problem_doc, problem_url, up_to_root
 
 PROBLEM_FOLDERS = ("evaluations/problems", "evaluations/zoo/problems")
@@ -62,6 +67,19 @@ class SiteData:
     problem_sources: dict[str, Path] = field(default_factory=dict)
     repo_root: Path = Path(".")
     slots: Slots = field(default_factory=Slots)
+    suites: Suites = field(default_factory=lambda: Suites([], {}, {}, {}))
+    reports: list[tuple[Path, AuditReport]] = field(default_factory=list)
+    datasets_dir: Path | None = None
+
+    @property
+    def fixtures(self) -> dict[str, bool]:
+        """Fixture models (written by the project itself) -> whether they belong to the exploit zoo."""
+        return {r["model"]: bool(r["zoo"]) for r in self.agg.fixtures}
+
+    @property
+    def verified_groups(self) -> set[tuple[str, str, str]]:
+        """(hardware, suite, model) of every ranked model that has verified results."""
+        return {(r["hardware"], r["suite"], r["model"]) for r in self.agg.summary if r["protocol"] == "verified"}
 
 
 def problem_source_index(repo_root: Path) -> dict[str, Path]:
@@ -74,10 +92,11 @@ def problem_source_index(repo_root: Path) -> dict[str, Path]:
 
 
 def _render(data: SiteData, template: str, page_url: str, **context) -> str:
+    verified = data.verified_groups
     return environment().get_template(template).render(
-        root=up_to_root(page_url), model_url=model_url, problem_url=problem_url, script_json=script_json,
-        has_data=has_data,
-        slot=data.slots, zoo_models=ZOO_MODELS, **context)
+        root=up_to_root(page_url), model_url=model_url, problem_url=problem_url, chart_attr=chart_attr,
+        has_data=has_data, slot=data.slots, fixtures=data.fixtures,
+        unverified=lambda hw, suite, model: (hw, suite, model) not in verified, **context)
 
 
 def _combos(rows: list[dict], *keys: str) -> list[tuple]:
@@ -92,13 +111,20 @@ def _badges(data: SiteData) -> dict[str, dict]:
 
 
 def headline(data: SiteData) -> str:
-    """HTML of the home page's headline table (standard vs verified speedup per model)."""
+    """HTML of the home page's headline: one sentence per dataset, the standard -> verified drop (per model
+    where public models have verified records, else on the project's own zoo and honest kernels), and the
+    table of standard vs verified speedup per model."""
     drops = {(d["hardware"], d["suite"], d["model"]): d for d in data.agg.drop if d["level"] == 0}
     rows: dict[tuple, dict] = defaultdict(dict)
     for r in data.agg.summary:
         if r["level"] == 0:
             rows[(r["hardware"], r["suite"], r["model"])][r["protocol"]] = r
-    return _render(data, "headline.html.j2", "", rows=sorted(rows.items()), drops=drops)
+    claims = {(c["hardware"], c["suite"], c["model"]): c for c in data.agg.claims if c["level"] == 0}
+    honest = [z for z in data.agg.zoo if z["kind"] != "exploit" and z["standard_speedup"] and z["verified_speedup"]]
+    exploits = [z for z in data.agg.zoo if z["kind"] == "exploit" and z["standard_status"] == "correct"
+                and z["verified_status"] == "hacked"]
+    return _render(data, "headline.html.j2", "", rows=sorted(rows.items()), drops=drops, claims=claims,
+                   honest=sorted(honest, key=lambda z: z["verified_speedup"] / z["standard_speedup"]), exploits=exploits)
 
 
 def faithfulness(data: SiteData) -> str:
@@ -145,6 +171,7 @@ def leaderboard(data: SiteData) -> str:
     return _render(data, "leaderboard.md.j2", "leaderboard/", summary=summary, ci=ci,
                    hardware=_combos(summary, "hardware"), suites=_combos(summary, "suite"),
                    levels=sorted({r["level"] for r in summary}), excluded=data.excluded,
+                   impossible=[r for r in data.agg.best if r["impossible"]],
                    protocols=LEADERBOARD_PROTOCOLS, default=default_selection(summary), filled=filled)
 
 
@@ -162,6 +189,17 @@ def charts(data: SiteData) -> str:
     return _render(data, "charts.md.j2", "charts/", figures=figures)
 
 
+def claims(data: SiteData) -> str:
+    """Markdown of the claims-vs-measurements page: per dataset and level, the source's claim and our figures."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in data.agg.claims:
+        groups[(r["hardware"], r["suite"], r["model"])].append(r)
+    drops = {(d["hardware"], d["suite"], d["model"], d["level"]): d for d in data.agg.drop}
+    scatters = {key: claims_chart(data.agg.claim_kernels, *key) for key in groups}
+    return _render(data, "claims.md.j2", "claims/", groups=sorted(groups.items()), drops=drops, scatters=scatters,
+                   kernels=data.agg.claim_kernels)
+
+
 def model_pages(data: SiteData) -> dict[str, str]:
     """Markdown of each model's page, keyed by docs path; plus the models index."""
     summary, best, drops = defaultdict(list), defaultdict(list), defaultdict(list)
@@ -173,7 +211,8 @@ def model_pages(data: SiteData) -> dict[str, str]:
         drops[r["model"]].append(r)
     badges = _badges(data)
     pages = {model_doc(m): _render(data, "model.md.j2", model_url(m), model=m, summary=summary[m], best=best[m],
-                                   drops=drops[m], badges=badges, zoo=m in ZOO_MODELS)
+                                   drops=drops[m], badges=badges, fixture=m in data.fixtures,
+                                   zoo=data.fixtures.get(m, False))
              for m in sorted(set(summary) | set(best))}
     pages["models/index.md"] = _render(data, "models_index.md.j2", "models/", models=sorted(set(summary) | set(best)),
                                        summary=[r for r in data.agg.summary if r["level"] == 0])
@@ -189,20 +228,73 @@ def problem_pages(data: SiteData) -> dict[str, str]:
     for f in data.findings:
         findings[(f.suite, f.level, f.problem_id)].append(f)
     badges = _badges(data)
+    shapes = _output_shapes(data)
+    public = problem_files(str(data.datasets_dir) if data.datasets_dir else None)
     pages = {}
     for key, rows in sorted(results.items()):
         suite, level, pid, name = key
-        path = data.problem_sources.get(rows[0]["problem_sha256"])
+        sha = rows[0]["problem_sha256"]
+        path = data.problem_sources.get(sha)
         source = path.read_text(encoding="utf-8") if path else None
         rel = path.relative_to(data.repo_root).as_posix() if path else None
+        upstream = _upstream_link(data, suite, level, public.get(sha))
+        if source is None and public.get(sha) is not None:
+            source = public[sha].read_text(encoding="utf-8")
         t_sol = next((r["t_sol_ms"] for r in rows if r["t_sol_ms"] is not None), None)
         pages[problem_doc(*key)] = _render(
             data, "problem.md.j2", problem_url(*key), suite=suite, level=level, pid=pid, name=name, rows=rows,
-            sha=rows[0]["problem_sha256"], source=source, source_path=rel, t_sol=t_sol,
-            findings=findings[(suite, level, pid)], badges=badges)
+            sha=sha, source=source, source_path=rel, t_sol=t_sol, upstream=upstream,
+            sizes=size_constants(source) if source else [], inputs=function_source(source, "get_inputs") if source else None,
+            shapes=shapes.get((suite, level, pid), []), findings=findings[(suite, level, pid)], badges=badges)
     pages["problems/index.md"] = _render(data, "problems_index.md.j2", "problems/", problems=sorted(results),
                                          excluded=data.excluded)
     return pages
+
+
+def _output_shapes(data: SiteData) -> dict[tuple[str, int, int], list[tuple[str, list[list[int]]]]]:
+    """(suite, level, id) -> [(hardware, output shapes)] from the audits."""
+    out: dict[tuple[str, int, int], list] = defaultdict(list)
+    for _path, report in data.reports:
+        for p in report.problems:
+            if p.output_shapes:
+                out[(report.suite, p.level, p.id)].append((report.hardware, p.output_shapes))
+    return out
+
+
+def _upstream_link(data: SiteData, suite: str, level: int, local: Path | None) -> str | None:
+    """Web address of a public problem's file at the suite's pinned commit, when the file was identified by sha256."""
+    up = data.suites.upstream.get(suite)
+    if up is None or local is None or not up.url.startswith("https://"):
+        return None
+    return f"{up.url.rstrip('/')}/blob/{up.commit}/{up.folder.format(level=level)}/{local.name}"
+
+
+def size_constants(source: str) -> list[tuple[str, str]]:
+    """Module-level constants of a problem source (``N = 16384``): the sizes ``get_inputs()`` builds from."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            if isinstance(value, int | float | tuple | list) and not isinstance(value, bool):
+                out.append((node.targets[0].id, repr(value)))
+    return out
+
+
+def function_source(source: str, name: str) -> str | None:
+    """The text of a module-level function of a problem source (the input builder), or None."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    return ast.get_source_segment(source, node) if node is not None else None
 
 
 def integrity(data: SiteData) -> str:
@@ -218,7 +310,7 @@ def downloads(data: SiteData, files: list[dict]) -> str:
 def all_pages(data: SiteData, download_files: list[dict]) -> dict[str, str]:
     """Every generated page, keyed by its path inside the docs folder."""
     pages = {"leaderboard.md": leaderboard(data), "charts.md": charts(data), "integrity.md": integrity(data),
-             "downloads.md": downloads(data, download_files)}
+             "claims.md": claims(data), "downloads.md": downloads(data, download_files)}
     pages.update(model_pages(data))
     pages.update(problem_pages(data))
     return pages

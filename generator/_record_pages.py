@@ -4,7 +4,9 @@ A site may hold 100,000 records, so these pages bypass MkDocs' page pipeline and
 the HTML is assembled from f-strings in which every value taken from a record passes through
 ``_e`` (``html.escape``) and every number through the formatters of ``_format``. Pages link back to
 the model, problem and leaderboard pages and use the site's own stylesheet
-(``assets/kverdict-record.css``).
+(``assets/kverdict-record.css``), follow the palette chosen on the other pages (``assets/kverdict-record.js``),
+link the record's JSON file (copied beside the page) and the same kernel's record under the other protocol,
+and say whether the record's time leaves room to write its output (``_physics``).
 """
 
 from __future__ import annotations
@@ -13,12 +15,49 @@ import functools
 import hashlib
 import html
 import os
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemas import Record, TimingStats
 
+from ._datasets import kernel_text
 from ._format import MISSING, human_bytes, ms, times
+from ._physics import Floors, PhysicsCheck, check
 from ._urls import model_url, problem_url, up_to_root
+
+OTHER_PROTOCOL = {"standard": "verified", "verified": "standard"}
+_STATUS_RE = re.compile(rb'\n  "status": "([a-z_]+)"')
+"""The top-level status of a record file as ``schemas.dump_record`` writes it (two-space indent)."""
+
+
+@dataclass(frozen=True)
+class RecordContext:
+    """What a record page needs beside its record: the records folder (for the other-protocol record), the
+    physical floors, and the local datasets folder (for public kernels' code)."""
+
+    records_dir: str = ""
+    floors: Floors = field(default_factory=lambda: Floors({}, {}))
+    datasets_dir: str | None = None
+
+
+def other_protocol_path(relpath: str, protocol: str) -> str:
+    """Where the same kernel's record under the other protocol lives (``record_relpath``'s layout)."""
+    parts = relpath.split("/")
+    if len(parts) > 2 and parts[2] == protocol:
+        parts[2] = OTHER_PROTOCOL[protocol]
+    return "/".join(parts)
+
+
+def _other_status(path: str) -> str | None:
+    """The status of a record file, read from its first few kilobytes; ``None`` when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16384)
+    except OSError:
+        return None
+    found = _STATUS_RE.search(head) or re.search(rb'"status"\s*:\s*"([a-z_]+)"', head)
+    return found.group(1).decode() if found else None
 
 MAX_SOURCE_BYTES = 200_000
 """Kernel sources larger than this are linked, not shown."""
@@ -105,8 +144,8 @@ def _facts(r: Record, row: dict) -> list[str]:
         f"<tr><th>Environment</th><td>{_e(env.device_name)} ({_e(env.hardware)}) · torch {_e(env.torch)}"
         + (f" · CUDA {_e(env.cuda)}" if env.cuda else "") + (f" · triton {_e(env.triton)}" if env.triton else "")
         + f" · python {_e(env.python)} · harness {_e(env.harness_version)} · {_e(row['timestamp'])}</td></tr>",
-        f"<tr><th>Speedup</th><td>vs eager {times(sp.vs_eager)} · vs eager fp32 {times(sp.vs_eager_fp32)} · "
-        f"vs torch.compile {times(sp.vs_compile)}</td></tr>",
+        f"<tr><th>Speedup</th><td>vs eager {times(sp.vs_eager)}{_ci_note(r, row)} · vs eager fp32 "
+        f"{times(sp.vs_eager_fp32)} · vs torch.compile {times(sp.vs_compile)}</td></tr>",
         f"<tr><th>Memory</th><td>candidate {human_bytes(mem.candidate_peak_bytes)} · baseline "
         f"{human_bytes(mem.baseline_peak_bytes)}</td></tr>",
     ]
@@ -115,36 +154,78 @@ def _facts(r: Record, row: dict) -> list[str]:
         frac = MISSING if roof.fraction_of_roofline is None else f"{100 * roof.fraction_of_roofline:.1f}"
         score = MISSING if roof.sol_score is None else f"{roof.sol_score:.3f}"
         out.append(f"<tr><th>Roofline</th><td>T_SOL {ms(roof.t_sol_ms)} · {frac}% of roofline · SOL score {score}</td></tr>")
+    claimed = getattr(r, "claimed", None)
+    if claimed is not None:
+        against = f" against {_e(claimed.baseline)}" if claimed.baseline else ""
+        out.append(f"<tr><th>Claimed by the source</th><td>{times(claimed.speedup)}{against}"
+                   + (f" · {ms(claimed.ms)}" if claimed.ms is not None else "")
+                   + f" (field <code>{_e(claimed.source_field)}</code>; not measured here)</td></tr>")
     if r.labels:
         out.append(f"<tr><th>Labels</th><td>{_e(', '.join(r.labels))}</td></tr>")
     if r.reproduces:
         out.append(f"<tr><th>Reproduces</th><td>{_e(r.reproduces)}</td></tr>")
-    out.append(f"<tr><th>Record file</th><td><code>records/{_e(row['path'])}</code></td></tr></table>")
+    out.append(f"<tr><th>Record file</th><td><code>records/{_e(row['path'])}</code> · "
+               f'<a href="{_e(os.path.basename(row["page"])[:-len(".html")] + ".json")}" download>download JSON</a></td></tr></table>')
     return out
+
+
+def _ci_note(r: Record, row: dict) -> str:
+    """" (95% CI a – b, not distinguishable from 1)" where the candidate time's CI gives the speedup one."""
+    low, high, base = row.get("cand_ci_low_ms"), row.get("cand_ci_high_ms"), row.get("base_ms")
+    if r.status != "correct" or not (low and high and base) or r.speedup.vs_eager is None:
+        return ""
+    s_low, s_high = base / high, base / low
+    crosses = " — not distinguishable from 1×" if s_low <= 1 <= s_high else ""
+    return f" (95% CI {times(s_low)} – {times(s_high)}{crosses})"
+
+
+def _physics_block(result: PhysicsCheck) -> str:
+    cls = {"impossible": "warn impossible", "possible": "physics-ok", "not-checked": "physics-unchecked"}[result.verdict]
+    head = {"impossible": "Physically impossible", "possible": "Physical floor", "not-checked": "Physical floor"}[result.verdict]
+    head += " (not checked)" if result.verdict == "not-checked" else ""
+    tail = (" This record is flagged under every protocol and kept out of every aggregate."
+            if result.verdict == "impossible" else "")
+    return f'<p class="{cls}" id="physics"><strong>{head}:</strong> {_e(result.reason)}.{tail}</p>'
+
+
+def _other_protocol(r: Record, row: dict, context: RecordContext | None, root: str) -> str:
+    """The line that links the same kernel's record under the other protocol, or says there is none."""
+    if context is None or not context.records_dir:
+        return ""
+    other = OTHER_PROTOCOL[r.protocol.name]
+    rel = other_protocol_path(row["path"], r.protocol.name)
+    status = _other_status(os.path.join(context.records_dir, rel)) if rel != row["path"] else None
+    if status is None:
+        only = " — standard protocol only, unverified" if r.protocol.name == "standard" else ""
+        return f'<p class="other-protocol" id="other-protocol">No {other}-protocol record of this kernel yet{only}.</p>'
+    page = "records/" + rel[: -len(".json")] + ".html"
+    return (f'<p class="other-protocol" id="other-protocol">The {other} protocol on this kernel: '
+            f'<a href="{_e(root + page)}"><span class="status status-{_e(status)}">{_e(status)}</span> '
+            f"({other} record)</a></p>")
 
 
 def _checks(r: Record) -> list[str]:
     out = ["<h2>Correctness checks</h2>"]
     if r.correctness:
-        out.append("<table>" + CHECKS_HEAD)
+        out.append('<div class="scroll"><table>' + CHECKS_HEAD)
         for c in r.correctness:
             word = "pass" if c.passed else "fail"
             out.append(f'<tr class="{word}"><td>{_e(c.name)}</td><td>{_e(c.distribution)}</td><td>{c.seed}</td>'
                        f"<td>{word}</td><td>{_g(c.max_abs_error)}</td><td>{_g(c.error_budget_used)}</td>"
                        f"<td>{_g(c.fp32_strict_budget_used)}</td><td>{_g(c.fp32_tf32_budget_used)}</td>"
                        f"<td>{_e(c.message)}</td></tr>")
-        out.append("</table>")
+        out.append("</table></div>")
     else:
         out.append("<p>No correctness trial ran.</p>")
     out.append("<h2>Integrity checks</h2>")
     if r.integrity:
-        out.append("<table><tr><th>Check</th><th>result</th><th>evidence</th></tr>")
+        out.append('<div class="scroll"><table><tr><th>Check</th><th>result</th><th>evidence</th></tr>')
         for c in r.integrity:
             out.append(f'<tr class="{"pass" if c.passed else "fail"}"><td>{_e(c.name)}</td>'
                        f'<td>{"pass" if c.passed else "FAILED"}</td><td>{_e(c.evidence)}</td></tr>')
-        out.append("</table>")
+        out.append("</table></div>")
     else:
-        out.append("<p>This protocol runs no integrity checks.</p>")
+        out.append("<p>Not checked: this protocol runs no integrity checks.</p>")
     return out
 
 
@@ -162,7 +243,16 @@ def _kernel(r: Record, source: str | None, link: str | None) -> list[str]:
     return out
 
 
-def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict | None = None) -> str:
+def _public_source(r: Record, context: RecordContext | None) -> str | None:
+    """A public kernel's text from the local datasets folder, when its sha256 is the record's."""
+    k = r.kernel
+    if context is None or k.url is None:
+        return None
+    return kernel_text(context.datasets_dir, k.row, k.sha256)
+
+
+def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict | None = None,
+                       context: RecordContext | None = None) -> str:
     """HTML of one record's page; ``row`` is the record's flattened row (its path, page URL and timestamp)."""
     r, p = record, record.problem
     root = up_to_root(row["page"])
@@ -171,22 +261,29 @@ def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict |
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{name} · {pname} · {_e(r.protocol.name)} — KernelVerdict</title>\n"
-        f'<link rel="stylesheet" href="{root}assets/kverdict-record.css">\n<link rel="icon" href="{root}assets/images/favicon.png">\n</head>\n<body>\n'
+        f'<link rel="stylesheet" href="{root}assets/kverdict-record.css">\n<link rel="icon" href="{root}assets/images/favicon.png">\n'
+        f'<script src="{root}assets/kverdict-record.js" data-root="{root}"></script>\n</head>\n<body>\n'
         f'<header><a href="{root}">KernelVerdict</a> · <a href="{root}leaderboard/">Leaderboard</a> · '
         f'<a href="{_e(root + model_url(r.model.name))}">{name}</a> · '
-        f'<a href="{_e(root + problem_url(p.suite, p.level, p.id, p.name))}">{pname}</a></header>\n<main>\n'
-        f'<h1>{name} on {pname}</h1>\n<p class="status status-{_e(r.status)}">{_e(r.status)}</p>',
+        f'<a href="{_e(root + problem_url(p.suite, p.level, p.id, p.name))}">{pname}</a>'
+        '<button type="button" class="palette" id="palette" hidden>dark</button></header>\n<main>\n'
+        f'<h1>{name} on {pname}</h1>\n<p class="status status-{_e(r.status)}">{_e(r.status)} · {_e(r.protocol.name)} protocol</p>',
     ]
+    if context is not None:
+        physics = check(context.floors, r.environment.hardware, p.suite, p.level, p.id, p.source_sha256, row.get("cand_ms"))
+        if physics.verdict == "impossible" or r.timing is not None:
+            parts.append(_physics_block(physics))
+    parts.append(_other_protocol(r, row, context, root))
     if badge:
         parts.append(_badge(badge, root))
     parts += _facts(r, row)
     if r.error:
         parts.append(f"<h2>Error</h2><pre>{_e(r.error)}</pre>")
-    parts += ["<h2>Timings</h2>", "<table>" + TIMING_HEAD]
+    parts += ["<h2>Timings</h2>", '<div class="scroll"><table>' + TIMING_HEAD]
     if r.timing:
         parts.append(_timing_row("candidate", r.timing, r.memory.candidate_peak_bytes))
     parts += [_timing_row(f"baseline {b.kind}", b.timing, b.peak_memory_bytes) for b in r.baselines]
-    parts.append("</table>")
+    parts.append("</table></div>")
     eager_host_bound = [t for t in (r.timing, *(b.timing for b in r.baselines)) if t and t.host_bound
                         and t.method == "cuda_events"]
     if eager_host_bound:
@@ -206,14 +303,15 @@ def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict |
     parts += _checks(r)
     if r.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in r.notes) + "</ul>")
-    parts += _kernel(r, kernel_source(r, repo_root), kernel_link(r))
+    parts += _kernel(r, kernel_source(r, repo_root) or _public_source(r, context), kernel_link(r))
     parts.append("</main>\n</body>\n</html>\n")
     return "\n".join(parts)
 
 
-def write_record_page(site_dir: Path, repo_root: Path, record: Record, row: dict, badge: dict | None = None) -> Path:
+def write_record_page(site_dir: Path, repo_root: Path, record: Record, row: dict, badge: dict | None = None,
+                      context: RecordContext | None = None) -> Path:
     """Render and write one record's page into the built site."""
     out = Path(site_dir, row["page"])
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(render_record_page(record, row, repo_root, badge).encode("utf-8"))
+    out.write_bytes(render_record_page(record, row, repo_root, badge, context).encode("utf-8"))
     return out

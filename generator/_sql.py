@@ -1,9 +1,10 @@
 """Run the metric SQL of ``generator/sql/`` in DuckDB over the flattened records.
 
 Each ``NN_name.sql`` file is one SELECT; it becomes table ``name``, in file order, so later queries
-read earlier ones. Inputs are four tables: ``records`` (see ``_load.COLUMNS``), ``excluded``
-(problems the audit excluded), ``zoo_manifest`` and ``self_speedup`` (the timing-faithfulness
-benchmark's rows, ``_inputs.read_self_speedup``); plus ``zoo_models``.
+read earlier ones. Inputs are: ``records`` (see ``_load.COLUMNS``), ``excluded`` (problems the audit
+excluded), ``zoo_manifest``, ``self_speedup`` (the timing-faithfulness benchmark's rows,
+``_inputs.read_self_speedup``), ``suite_sizes`` (``_suites``), ``physics`` (each record's physical-floor
+verdict, ``_physics``) and ``project`` (the provider name of the project's own records).
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ import pyarrow as pa
 
 SQL_DIR = Path(__file__).resolve().parent / "sql"
 
-ZOO_MODELS = ("exploit-zoo", "honest-kernels")
-"""Model names of the exploit zoo and honest-kernel records, shown on the integrity page, not ranked."""
+PROJECT_PROVIDER = "kernelverdict"
+"""Provider of the records the project wrote itself (test fixtures, the exploit zoo, honest reference
+kernels): a model with this provider has its own pages and is never ranked."""
 
 EXCLUDED_SCHEMA = pa.schema([("hardware", pa.string()), ("suite", pa.string()), ("level", pa.int32()),
                              ("problem_id", pa.int32()), ("problem_name", pa.string()), ("reason", pa.string())])
 SELF_SPEEDUP_SCHEMA = pa.schema([("hardware", pa.string()), ("suite", pa.string()), ("problem", pa.string()),
                                  ("recipe", pa.string()), ("ref_ms", pa.float64()), ("self_speedup", pa.float64())])
+SUITE_SIZES_SCHEMA = pa.schema([("suite", pa.string()), ("level", pa.int32()), ("n_problems", pa.int64()),
+                                 ("source", pa.string())])
+PHYSICS_SCHEMA = pa.schema([("path", pa.string()), ("verdict", pa.string()), ("reason", pa.string()),
+                            ("floor_ms", pa.float64())])
 MANIFEST_SCHEMA = pa.schema([("file", pa.string()), ("kind", pa.string()), ("problem", pa.string()),
                              ("hack", pa.string()), ("expected_check", pa.string())])
 
@@ -41,6 +47,8 @@ def queries() -> dict[str, str]:
 class Aggregates:
     """Every metric table as a list of row dicts."""
 
+    fixtures: list[dict] = field(default_factory=list)
+    problems: list[dict] = field(default_factory=list)
     summary: list[dict] = field(default_factory=list)
     fast_p_curve: list[dict] = field(default_factory=list)
     speedup_ci: list[dict] = field(default_factory=list)
@@ -50,10 +58,14 @@ class Aggregates:
     best: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)
     faithfulness: list[dict] = field(default_factory=list)
+    noise_band: list[dict] = field(default_factory=list)
+    claim_kernels: list[dict] = field(default_factory=list)
+    claims: list[dict] = field(default_factory=list)
 
 
 def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
-            threads: int | None = None, self_speedup: list[dict] | None = None) -> duckdb.DuckDBPyConnection:
+            threads: int | None = None, self_speedup: list[dict] | None = None, suite_sizes: list[dict] | None = None,
+            physics: list[dict] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB holding the input tables; ``records`` is a view over the Arrow table (no copy)."""
     con = duckdb.connect(":memory:")
     if threads:
@@ -63,8 +75,10 @@ def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: lis
     inputs = {
         "excluded": pa.Table.from_pylist(excluded or [], schema=EXCLUDED_SCHEMA),
         "zoo_manifest": pa.Table.from_pylist(manifest or [], schema=MANIFEST_SCHEMA),
-        "zoo_models": pa.table({"model": list(ZOO_MODELS)}),
+        "project": pa.table({"provider": [PROJECT_PROVIDER]}),
         "self_speedup": pa.Table.from_pylist(self_speedup or [], schema=SELF_SPEEDUP_SCHEMA),
+        "suite_sizes": pa.Table.from_pylist(suite_sizes or [], schema=SUITE_SIZES_SCHEMA),
+        "physics": pa.Table.from_pylist(physics or [], schema=PHYSICS_SCHEMA),
     }
     for name, table in inputs.items():
         con.register(f"{name}_input", table)
@@ -88,6 +102,8 @@ def fetch(con: duckdb.DuckDBPyConnection, table: str, order_by: str = "") -> lis
 
 
 ORDER = {
+    "fixtures": "model",
+    "problems": "hardware, protocol, suite, level_group",
     "summary": "hardware, protocol, suite, level, speedup_eager DESC NULLS LAST, model",
     "fast_p_curve": "hardware, protocol, suite, level, model, p",
     "speedup_ci": "hardware, protocol, suite, level, model",
@@ -97,12 +113,16 @@ ORDER = {
     "best": "suite, level, problem_id, model, protocol, hardware",
     "results": "suite, level, problem_id, model, protocol, hardware",
     "faithfulness": "hardware, suite, problems DESC, recipe",
+    "noise_band": "hardware, protocol",
+    "claim_kernels": "hardware, suite, model, level, problem_id",
+    "claims": "hardware, suite, model, level",
 }
 
 
 def aggregate(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
-              self_speedup: list[dict] | None = None) -> Aggregates:
-    """Compute every metric table from the flattened records (and the self-speedup rows)."""
-    con = connect(records, excluded, manifest, self_speedup=self_speedup)
+              self_speedup: list[dict] | None = None, suite_sizes: list[dict] | None = None,
+              physics: list[dict] | None = None) -> Aggregates:
+    """Compute every metric table from the flattened records and the other inputs (see the module docstring)."""
+    con = connect(records, excluded, manifest, self_speedup=self_speedup, suite_sizes=suite_sizes, physics=physics)
     run_queries(con)
     return Aggregates(**{name: fetch(con, name, order) for name, order in ORDER.items()})

@@ -68,6 +68,10 @@ class Spec:
     reproduces: str | None = None
     problem_name: str | None = None
     labels: list[str] = field(default_factory=list)
+    provider: str = "synthetic"
+    """``kernelverdict`` marks the project's own records (fixtures, zoo), which are never ranked."""
+    claimed: float | None = None
+    """The source's claimed speedup, when the record carries one."""
 
 
 def record_dict(spec: Spec) -> dict:
@@ -77,7 +81,7 @@ def record_dict(spec: Spec) -> dict:
     verified = spec.protocol == "verified"
     d: dict = {
         "schema_version": "1.0",
-        "model": {"name": spec.model, "provider": "synthetic", "sample": spec.sample},
+        "model": {"name": spec.model, "provider": spec.provider, "sample": spec.sample},
         "problem": {"suite": spec.suite, "level": spec.level, "id": spec.problem_id, "name": name,
                     "source_sha256": _sha(f"{spec.suite}/{spec.level}/{name}")},
         "kernel": {"sha256": _sha(f"{spec.model}/{name}/{spec.sample}"), "language": "cuda",
@@ -122,6 +126,8 @@ def record_dict(spec: Spec) -> dict:
                              "fraction_of_roofline": t_sol / cand, "sol_score": spec.sol_score}
     if spec.reproduces:
         d["reproduces"] = spec.reproduces
+    if spec.claimed is not None:
+        d["claimed"] = {"speedup": spec.claimed, "baseline": "eager", "ms": None, "source_field": "score_default"}
     return d
 
 

@@ -373,6 +373,25 @@ class Roofline(_Strict):
     """Date the hardware ceilings were measured."""
 
 
+class Claimed(_Strict):
+    """What the kernel's source claims for it, as the source states it (not measured here)."""
+
+    speedup: float | None = None
+    """The source's claimed speedup of the kernel over its baseline (``None`` = not stated)."""
+    baseline: str | None = Field(default=None, max_length=200)
+    """What the source's speedup is measured against, e.g. ``eager`` or ``torch.compile``."""
+    ms: float | None = None
+    """The source's claimed time of one call of the kernel, milliseconds."""
+    source_field: str = Field(min_length=1, max_length=200)
+    """Name of the field of the source's data that holds the claim, e.g. ``score_default``."""
+
+    @model_validator(mode="after")
+    def _finite(self) -> Claimed:
+        for name in ("speedup", "ms"):
+            _finite_non_negative(getattr(self, name), name)
+        return self
+
+
 class Record(_Strict):
     """One evaluation of one candidate kernel for one problem under one protocol on one hardware."""
 
@@ -412,6 +431,8 @@ class Record(_Strict):
     """For a reproduction record: repository path of the record it re-ran."""
     notes: list[str] = Field(default_factory=list)
     """Free-text remarks the runner attached (e.g. ``host-bound timing``)."""
+    claimed: Claimed | None = None
+    """The speedup the kernel's source claims for it (public datasets), beside the measured ones."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Record:

@@ -1,8 +1,29 @@
-/* KernelVerdict front end: Plotly charts, sortable tables and leaderboard filters.
- * Runs on every page view through Material's document$ (so it survives instant navigation),
- * re-colours charts when the palette toggles, and resizes charts when a tab becomes visible. */
+/* KernelVerdict front end: Plotly charts, sortable tables, leaderboard filters and their place in the URL.
+ * Runs on every page view through Material's document$ (so it survives instant navigation and back/forward),
+ * loads Plotly only on pages that have a chart, re-colours charts when the palette toggles, and resizes
+ * charts when a tab becomes visible. A chart's data is the JSON of its element's data-fig attribute. */
 (function () {
   "use strict";
+
+  var here = document.currentScript ? document.currentScript.src : "";
+  var PLOTLY_SRC = here ? here.replace(/kverdict\.js(\?.*)?$/, "plotly.min.js") : "";
+  var plotlyLoading = null;
+
+  function loadPlotly() {
+    if (window.Plotly) return Promise.resolve(window.Plotly);
+    if (!plotlyLoading) {
+      plotlyLoading = new Promise(function (resolve, reject) {
+        var s = document.createElement("script");
+        s.src = PLOTLY_SRC;
+        s.async = true;
+        s.setAttribute("data-kv-plotly", "");
+        s.onload = function () { resolve(window.Plotly); };
+        s.onerror = function () { plotlyLoading = null; reject(new Error("Plotly could not be loaded from " + PLOTLY_SRC)); };
+        document.head.appendChild(s);
+      });
+    }
+    return plotlyLoading;
+  }
 
   function dark() {
     return document.body.getAttribute("data-md-color-scheme") === "slate";
@@ -19,26 +40,44 @@
   }
 
   function drawChart(el) {
-    var data = document.getElementById("kv-data-" + el.getAttribute("data-chart"));
-    if (!data || !window.Plotly) return;
-    var fig = JSON.parse(data.textContent);
+    var fig = JSON.parse(el.getAttribute("data-fig"));
     var layout = Object.assign({ margin: { t: 20, r: 20, b: 50, l: 60 }, height: 380,
       legend: { orientation: "h", y: -0.2 } }, fig.layout || {});
-    Plotly.newPlot(el, fig.data, layout, { responsive: true, displaylogo: false }).then(function () {
-      Plotly.relayout(el, themeLayout());
+    return window.Plotly.newPlot(el, fig.data, layout, { responsive: true, displaylogo: false }).then(function () {
+      return window.Plotly.relayout(el, themeLayout());
+    });
+  }
+
+  function initCharts() {
+    var charts = document.querySelectorAll(".kv-chart[data-fig]");
+    if (!charts.length) return;
+    loadPlotly().then(function () {
+      charts.forEach(function (el) { if (el.isConnected) drawChart(el); });
     });
   }
 
   function recolour() {
+    if (!window.Plotly) return;
     document.querySelectorAll(".kv-chart.js-plotly-plot").forEach(function (el) {
-      Plotly.relayout(el, themeLayout());
+      window.Plotly.relayout(el, themeLayout());
     });
   }
 
   function resizeVisible(root) {
+    if (!window.Plotly) return;
     (root || document).querySelectorAll(".kv-chart.js-plotly-plot").forEach(function (el) {
-      if (el.offsetParent !== null) Plotly.Plots.resize(el);
+      if (el.offsetParent !== null) window.Plotly.Plots.resize(el);
     });
+  }
+
+  /* The page's state (leaderboard filters, protocol tab, sort order) lives in the query string. */
+  function params() { return new URLSearchParams(window.location.search); }
+
+  function setParam(key, value) {
+    var p = params();
+    if (value === null || value === "") p.delete(key); else p.set(key, value);
+    var query = p.toString();
+    window.history.replaceState(window.history.state, "", window.location.pathname + (query ? "?" + query : "") + window.location.hash);
   }
 
   function cellValue(row, index) {
@@ -48,9 +87,10 @@
     return v !== null ? v : cell.textContent.trim();
   }
 
-  function sortTable(table, index, th) {
+  function sortTable(table, index, ascending) {
     var body = table.tBodies[0];
-    var ascending = th.getAttribute("aria-sort") !== "ascending";
+    var th = table.tHead.rows[0].cells[index];
+    if (!body || !th) return;
     table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
     var rows = Array.prototype.slice.call(body.rows);
@@ -67,14 +107,28 @@
   }
 
   function initTables() {
+    var wanted = params().get("sort");
     document.querySelectorAll("table.kv-sortable").forEach(function (table) {
       if (table.dataset.kvSort) return;
       table.dataset.kvSort = "1";
+      var inUrl = table.classList.contains("kv-leaderboard");
       table.querySelectorAll("thead th").forEach(function (th, i) {
         th.classList.add("kv-sort");
         th.setAttribute("role", "button");
-        th.addEventListener("click", function () { sortTable(table, i, th); });
+        th.addEventListener("click", function () {
+          var ascending = th.getAttribute("aria-sort") !== "ascending";
+          if (inUrl) {
+            document.querySelectorAll("table.kv-leaderboard").forEach(function (t) { sortTable(t, i, ascending); });
+            setParam("sort", i + (ascending ? "" : "-desc"));
+          } else {
+            sortTable(table, i, ascending);
+          }
+        });
       });
+      if (inUrl && wanted) {
+        var m = /^(\d+)(-desc)?$/.exec(wanted);
+        if (m) sortTable(table, parseInt(m[1], 10), !m[2]);
+      }
     });
   }
 
@@ -96,15 +150,27 @@
 
   function initFilters() {
     var selects = document.querySelectorAll("select.kv-filter");
+    var p = params();
     selects.forEach(function (s) {
-      s.addEventListener("change", applyFilters);
+      var v = p.get(s.dataset.key);
+      if (v !== null && Array.prototype.some.call(s.options, function (o) { return o.value === v; })) s.value = v;
+      s.addEventListener("change", function () { setParam(s.dataset.key, s.value); applyFilters(); });
     });
     if (selects.length) applyFilters();
   }
 
+  function tabLabel(input) {
+    var label = input.parentNode.querySelector('label[for="' + input.id + '"]');
+    return label ? label.textContent.trim() : "";
+  }
+
   function initTabs() {
+    var wanted = params().get("tab");
     document.querySelectorAll(".tabbed-set > input").forEach(function (input) {
+      var inUrl = input.parentNode.hasAttribute("data-kv-url-tab");
+      if (inUrl && wanted && tabLabel(input) === wanted) input.checked = true;
       input.addEventListener("change", function () {
+        if (inUrl && input.checked) setParam("tab", tabLabel(input));
         window.requestAnimationFrame(function () { resizeVisible(input.parentNode); });
       });
     });
@@ -118,10 +184,10 @@
   }
 
   function init() {
-    document.querySelectorAll(".kv-chart").forEach(drawChart);
+    initTabs();
     initTables();
     initFilters();
-    initTabs();
+    initCharts();
     watchPalette();
   }
 

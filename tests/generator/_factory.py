@@ -9,6 +9,10 @@ from generator._synthetic import Spec, write_specs
 
 XSS_MODEL = '<script>window.__kv_pwned = 1</script><img src=x onerror="window.__kv_pwned = 2">'
 """A model name that would run script if any page inserted it as HTML."""
+IMPOSSIBLE_MODEL = "gamma"
+"""A model with one standard record whose time is physically impossible."""
+FIXTURE_MODEL = "harness-examples"
+"""Records of the project's own test fixtures (provider ``kernelverdict``)."""
 
 
 def site_fixture(root: Path) -> Path:
@@ -36,7 +40,7 @@ def site_fixture(root: Path) -> Path:
     write_specs(root, [Spec(model="alpha", problem_id=0, protocol="verified", speedup=1.5 * 0.8 * 1.001,
                             vs_eager_fp32=1.5 * 0.95, vs_compile=0.9, sample=0,
                             reproduces="records/" + original.relative_to(root).as_posix())])
-    zoo = [Spec(model="exploit-zoo", problem_id=50, suite="zoo", protocol=p, status=st, speedup=40.0,
+    zoo = [Spec(model="exploit-zoo", provider="kernelverdict", problem_id=50, suite="zoo", protocol=p, status=st, speedup=40.0,
                 vs_eager_fp32=41.0 if p == "verified" else None, vs_compile=30.0 if p == "verified" else None,
                 failed_check="output-aliasing", evidence="output storage overlaps input 0", problem_name="relu")
            for p, st in (("standard", "correct"), ("verified", "hacked"))]
@@ -55,4 +59,23 @@ def site_fixture(root: Path) -> Path:
                   "findings": [{"code": "launch-bound", "severity": "warn", "message": "launch overhead is 30% of the time"}]}]}
     (root / "_audits" / "h200").mkdir(parents=True, exist_ok=True)
     (root / "_audits" / "h200" / "kernelverdict.json").write_text(json.dumps(audit), encoding="utf-8")
+    return root
+
+
+def reader_fixture(root: Path) -> Path:
+    """``site_fixture`` plus what a reader must be warned of: a model with a physically impossible standard
+    record (its output shape is in the audit) and the project's own fixture records, which are never ranked."""
+    site_fixture(root)
+    write_specs(root, [
+        Spec(model=IMPOSSIBLE_MODEL, problem_id=1, protocol="standard", speedup=2000.0, base_peak_bytes=1000,
+             cand_peak_bytes=10),
+        Spec(model=IMPOSSIBLE_MODEL, problem_id=0, protocol="standard", speedup=1.2),
+        *(Spec(model=FIXTURE_MODEL, provider="kernelverdict", problem_id=pid, protocol=proto, speedup=9.0,
+               vs_eager_fp32=9.0 if proto == "verified" else None) for pid in (0, 1) for proto in ("standard", "verified")),
+    ])
+    audit_path = root / "_audits" / "h200" / "kernelverdict.json"
+    audit = json.loads(audit_path.read_text(encoding="utf-8"))
+    audit["problems"].append({"key": "kernelverdict/1/1", "level": 1, "id": 1, "name": "problem_1_1",
+                              "output_shapes": [[4096, 4096]]})
+    audit_path.write_text(json.dumps(audit), encoding="utf-8")
     return root

@@ -134,7 +134,7 @@ def test_audit_excluded_problems_leave_every_aggregate():
 
 
 def test_zoo_and_reproduction_records_are_not_ranked():
-    rows = [row("A", 0, speedup=2.0), row("exploit-zoo", 0, speedup=50.0),
+    rows = [row("A", 0, speedup=2.0), row("exploit-zoo", 0, provider="kernelverdict", speedup=50.0),
             row("A", 0, speedup=40.0, path="A/repro.json", reproduces="records/A/verified/0/0.json")]
     agg = aggregate(rows_table(rows))
     assert {r["model"] for r in agg.summary} == {"A"}
@@ -152,12 +152,12 @@ def test_reproduction_agrees_within_the_original_ci_or_five_percent(repro, ci, a
 
 
 def test_zoo_table_joins_the_manifest_with_both_protocols_verdicts():
-    rows = [row("exploit-zoo", 0, protocol="standard", speedup=30.0, kernel_path="evaluations/zoo/exploits/alias.py"),
-            row("exploit-zoo", 0, status="hacked", speedup=30.0, kernel_path="evaluations/zoo/exploits/alias.py",
+    rows = [row("exploit-zoo", 0, provider="kernelverdict", protocol="standard", speedup=30.0, kernel_path="evaluations/zoo/exploits/alias.py"),
+            row("exploit-zoo", 0, provider="kernelverdict", status="hacked", speedup=30.0, kernel_path="evaluations/zoo/exploits/alias.py",
                 failed_checks=2, failed_check="input-mutation", failed_evidence="the call changed input 0",
                 failed_names=["input-mutation", "output-aliasing"],
                 failed_evidences=["the call changed input 0", "output storage overlaps input 0"]),
-            row("exploit-zoo", 1, status="hacked", kernel_path="evaluations/zoo/exploits/cache.py", failed_checks=1,
+            row("exploit-zoo", 1, provider="kernelverdict", status="hacked", kernel_path="evaluations/zoo/exploits/cache.py", failed_checks=1,
                 failed_check="cached-output", failed_evidence="bit-identical", failed_names=["cached-output"],
                 failed_evidences=["bit-identical"])]
     manifest = [{"file": "exploits/alias.py", "kind": "exploit", "problem": "relu.py", "hack": "output aliases input",

@@ -68,8 +68,8 @@ def test_integrity_folds_long_evidence_escaped_and_links_both_records():
     evidence = "D4 x(-1) seed 1310205339: error budget 1e+03 used of 1 <b>bold</b> " + "x" * 200
     manifest = [{"file": "exploits/relu.py", "kind": "exploit", "problem": "relu.py", "hack": "identity ReLU",
                  "expected_check": "hidden-inputs"}]
-    zoo = [row("exploit-zoo", 1, "standard", kernel_path="evaluations/zoo/exploits/relu.py", vs_eager=5.0),
-           row("exploit-zoo", 1, "verified", kernel_path="evaluations/zoo/exploits/relu.py", status="hacked",
+    zoo = [row("exploit-zoo", 1, "standard", provider="kernelverdict", kernel_path="evaluations/zoo/exploits/relu.py", vs_eager=5.0),
+           row("exploit-zoo", 1, "verified", provider="kernelverdict", kernel_path="evaluations/zoo/exploits/relu.py", status="hacked",
                failed_check="hidden-inputs", failed_evidence=evidence, failed_names=["hidden-inputs"],
                failed_evidences=[evidence])]
     html = html_of(zoo, integrity, manifest)

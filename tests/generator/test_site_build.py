@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from _factory import XSS_MODEL, site_fixture
+from _factory import XSS_MODEL, reader_fixture, site_fixture
 from _sitebuild import mkdocs_build
 
 from generator._synthetic import Spec, write_specs
@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("fixture")
-    records = site_fixture(base / "records")
+    records = reader_fixture(base / "records")
     out = base / "site"
     result = mkdocs_build(records, out, base / "manifest.json")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -31,7 +31,7 @@ def test_every_page_kind_is_built(site: Path):
                  "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly.min.js"):
         assert (site / page).is_file(), page
     records = list((site / "records").rglob("*.html"))
-    assert len(records) == 52  # one page per record: 49 model records, 1 reproduction, 2 zoo records
+    assert len(records) == 58  # one page per record: 49 model records, 1 reproduction, 2 zoo, 2 gamma, 4 fixture records
 
 
 def test_blocks_kept_out_of_markdown_are_filled_into_every_page(site: Path):
@@ -59,7 +59,7 @@ def test_record_strings_are_escaped_everywhere(site: Path):
         assert 'onerror="window.__kv_pwned' not in text, page
     assert "&lt;script&gt;window.__kv_pwned = 1&lt;/script&gt;" in (site / "leaderboard" / "index.html").read_text()
     charts = (site / "charts" / "index.html").read_text()
-    assert "\\u0026lt;script\\u0026gt;window.__kv_pwned" in charts  # escaped for Plotly, then for the script tag
+    assert "&amp;lt;script&amp;gt;window.__kv_pwned" in charts  # escaped for Plotly, then for the data-fig attribute
 
 
 def test_record_page_shows_checks_evidence_timings_and_badge(site: Path):
@@ -85,9 +85,9 @@ def test_integrity_page_joins_manifest_and_zoo_records(site: Path):
 
 def test_downloads_hold_every_record_and_the_aggregates(site: Path):
     table = pq.read_table(site / "downloads" / "records.parquet")
-    assert table.num_rows == 52
+    assert table.num_rows == 58
     csv = (site / "downloads" / "records.csv").read_text()
-    assert csv.count("\n") == 53
+    assert csv.count("\n") == 59
     assert "failed_names" in csv.splitlines()[0] and "output-aliasing" in csv  # list columns as text
     assert any(v for v in table.column("failed_names").to_pylist())
     agg = json.loads((site / "downloads" / "aggregates.json").read_text())
@@ -170,3 +170,25 @@ def test_methodology_page_shows_the_committed_self_speedup_figures(site: Path):
     html = (site / "methodology" / "index.html").read_text(encoding="utf-8")
     assert "<!-- kverdict:faithfulness -->" not in html and html.count('class="kv-table kv-sortable kv-faithfulness"') >= 1
     assert "kernelbench / standard (3 warm-ups, 100 calls, mean)" in html  # a recipe of the repository's rows
+
+
+def test_record_pages_carry_their_json_the_physical_floor_and_the_other_protocol(site: Path):
+    base = site / "records" / "h200"
+    flagged = (base / "gamma" / "standard" / "kernelverdict" / "level-1" / "0001-problem_1_1__s0.html").read_text()
+    assert "Physically impossible:" in flagged and "records/_audits/h200/kernelverdict.json" in flagged
+    assert "No verified-protocol record of this kernel yet — standard protocol only, unverified." in flagged
+    copied = base / "gamma" / "standard" / "kernelverdict" / "level-1" / "0001-problem_1_1__s0.json"
+    assert json.loads(copied.read_text())["model"]["name"] == "gamma"
+    assert 'href="0001-problem_1_1__s0.json" download' in flagged
+    unchecked = (base / "alpha" / "standard" / "kernelverdict" / "level-1" / "0002-problem_1_2__s0.html").read_text()
+    assert "Physical floor (not checked):" in unchecked and "no output bytes" in unchecked
+    assert '0002-problem_1_2__s0.html"><span class="status status-correct">correct</span> (verified record)' in unchecked
+    assert "Not checked: this protocol runs no integrity checks." in unchecked
+
+
+def test_plotly_is_a_script_of_no_page_and_claims_say_none_yet(site: Path):
+    for page in site.rglob("*.html"):
+        assert "plotly.min.js" not in page.read_text(), page  # kverdict.js loads it where a chart is
+    assert "No record carries a claimed speedup yet" in (site / "claims" / "index.html").read_text()
+    board = (site / "leaderboard" / "index.html").read_text()
+    assert "not checked" in board and "physically-impossible" in board

@@ -1,25 +1,36 @@
-"""The built site in Debian's chromium, offline: leaderboard, sorting, charts, palette, and escaping."""
+"""The site in Debian's chromium, offline, reached as a reader reaches it: from the home page through the
+site's own links (instant navigation), back and forward, with the palette toggled on the way, on the built
+site and under ``mkdocs serve``. Any console error fails a test."""
 
 from __future__ import annotations
 
 import functools
 import http.server
+import json
+import os
+import socket
+import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generator"))
-from _factory import XSS_MODEL, site_fixture  # noqa: E402
-from _sitebuild import mkdocs_build  # noqa: E402
+from _factory import FIXTURE_MODEL, IMPOSSIBLE_MODEL, XSS_MODEL, reader_fixture  # noqa: E402
+from _sitebuild import ROOT, mkdocs_build  # noqa: E402
 
 from generator._synthetic import Spec, write_specs  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
+SERVE_START_S = 180
+"""Longest wait for ``mkdocs serve`` to answer (its first build included)."""
+NARROW = {"width": 390, "height": 844}
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")]
@@ -30,24 +41,73 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def base_url(tmp_path_factory):
-    base = tmp_path_factory.mktemp("browser")
-    records = site_fixture(base / "records")
-    site = base / "site"
-    result = mkdocs_build(records, site, base / "manifest.json")
-    assert result.returncode == 0, result.stderr[-3000:]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-
-
 def _serve(site: Path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def fixture_records(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("browser")
+    reader_fixture(base / "records")
+    return base
+
+
+@pytest.fixture(scope="module")
+def built_url(fixture_records):
+    site = fixture_records / "site"
+    result = mkdocs_build(fixture_records / "records", site, fixture_records / "manifest.json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    server = _serve(site)
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def serve_url(fixture_records):
+    """``mkdocs serve`` of the same records on a free loopback port, stopped after the module's tests."""
+    port = _free_port()
+    env = {**os.environ, "KVERDICT_RECORDS": str(fixture_records / "records"), "NO_MKDOCS_2_WARNING": "1",
+           "KVERDICT_ZOO_MANIFEST": str(fixture_records / "manifest.json"),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    log = open(fixture_records / "serve.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-f", str(ROOT / "mkdocs.yml"),
+                             "-a", f"127.0.0.1:{port}"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + SERVE_START_S
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(url + "charts/", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("mkdocs serve did not start: " + (fixture_records / "serve.log").read_text()[-3000:])
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module", params=["built", "serve"])
+def site_url(request):
+    """The fixture site, once as built files and once as ``mkdocs serve`` previews it."""
+    return request.getfixturevalue(f"{request.param}_url")
 
 
 @pytest.fixture(scope="module")
@@ -74,16 +134,13 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context()
-    blocked: list[str] = []
+def _context(browser, **kw):
+    context = browser.new_context(**kw)
 
     def only_local(route):
         if urlparse(route.request.url).hostname == "127.0.0.1":
             route.continue_()
         else:
-            blocked.append(route.request.url)
             route.abort()
 
     context.route("**/*", only_local)
@@ -91,7 +148,20 @@ def page(browser):
     errors: list[str] = []
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.kv_errors = errors
+    return context, pg, errors
+
+
+@pytest.fixture
+def page(browser):
+    context, pg, errors = _context(browser)
+    yield pg
+    assert errors == [], errors
+    context.close()
+
+
+@pytest.fixture
+def narrow_page(browser):
+    context, pg, errors = _context(browser, viewport=NARROW)
     yield pg
     assert errors == [], errors
     context.close()
@@ -103,14 +173,182 @@ def _set_scheme(page, scheme: str) -> None:
         page.wait_for_function(f"document.body.getAttribute('data-md-color-scheme') === '{scheme}'")
 
 
+def _tab(page, name: str) -> None:
+    """Follow one of the site's top tabs, as a reader clicks it (instant navigation, not a page load)."""
+    page.locator("a.md-tabs__link", has_text=name).first.click()
+    page.wait_for_function(f"document.querySelector('h1') && document.querySelector('h1').textContent.includes({name!r})")
+
+
+def _charts_drawn(page) -> None:
+    """Every chart element of the page has a drawn Plotly figure (an SVG with its plot area)."""
+    page.wait_for_function("document.querySelectorAll('.kv-chart').length > 0 && "
+                           "[...document.querySelectorAll('.kv-chart')].every(c => c.querySelector('.main-svg'))",
+                           timeout=15000)
+
+
 def _numbers(page, table, column: int) -> list[float]:
     cells = table.locator(f"tbody tr:visible td:nth-child({column})")
     return [float(v) for v in cells.evaluate_all("cs => cs.map(c => c.getAttribute('data-v'))") if v]
 
 
+def _font(page) -> str:
+    return page.evaluate("document.querySelector('.kv-chart').layout.font.color")
+
+
+def test_charts_are_drawn_after_instant_navigation_back_forward_and_a_palette_toggle(page, site_url):
+    page.goto(site_url)
+    _tab(page, "Charts")
+    _charts_drawn(page)
+    assert page.locator(".kv-chart").count() >= 5
+    _set_scheme(page, "slate")
+    page.wait_for_function("document.querySelector('.kv-chart').layout.font.color === '#e2e4e9'")
+    _tab(page, "Leaderboard")
+    page.go_back()
+    page.wait_for_function("location.pathname.endsWith('/charts/')")
+    _charts_drawn(page)
+    assert _font(page) == "#e2e4e9"  # drawn in the palette chosen before leaving
+    page.go_forward()
+    page.wait_for_function("location.pathname.endsWith('/leaderboard/')")
+    page.go_back()
+    _charts_drawn(page)
+    _set_scheme(page, "default")
+    page.wait_for_function("document.querySelector('.kv-chart').layout.font.color === '#1f2328'")
+    _tab(page, "Claims")  # a page with no claims says so instead of drawing empty axes
+    assert page.locator(".kv-empty", has_text="No record carries a claimed speedup").is_visible()
+
+
+def test_a_chart_of_one_model_names_it_in_its_legend(page, site_url):
+    page.goto(site_url)
+    _tab(page, "Charts")
+    _charts_drawn(page)
+    memory = page.locator('.kv-chart[data-chart^="memory-"]').first
+    assert memory.locator(".legend").count() == 1
+    assert "alpha" in memory.locator(".legend").text_content()
+
+
+def test_plotly_loads_only_on_pages_with_a_chart(page, site_url):
+    for path in ("", "leaderboard/", "models/", "integrity/"):
+        page.goto(site_url + path)
+        page.wait_for_load_state("load")
+        assert page.evaluate("typeof window.Plotly") == "undefined", path
+        assert page.locator("script[src*=plotly]").count() == 0, path
+    page.goto(site_url + "charts/")
+    _charts_drawn(page)
+    assert page.evaluate("typeof window.Plotly") == "object"
+
+
+def test_the_physically_impossible_record_is_flagged_on_leaderboard_model_and_record_pages(page, built_url):
+    page.goto(built_url)
+    _tab(page, "Leaderboard")
+    page.locator(".tabbed-labels label", has_text="standard").click()
+    table = page.locator("table.kv-leaderboard[data-protocol=standard]")
+    gamma = table.locator("tbody tr:visible", has=page.locator(f"a:text-is('{IMPOSSIBLE_MODEL}')"))
+    cells = gamma.locator("td")
+    headers = table.locator("thead th").all_inner_texts()
+    assert cells.nth(headers.index("Physically impossible")).inner_text() == "1"
+    assert cells.nth(headers.index("Correct")).inner_text() == "50.0%"  # the impossible record is not correct
+    assert page.locator("#physically-impossible").is_visible()
+    gamma.locator(f"a:text-is('{IMPOSSIBLE_MODEL}')").click()
+    note = page.locator(".kv-impossible-note")
+    note.wait_for()
+    assert "1 physically impossible result" in note.inner_text()
+    note.locator("a").first.click()
+    page.wait_for_load_state("load")
+    flag = page.locator("#physics")
+    assert flag.inner_text().startswith("Physically impossible:")
+    assert "measured copy bandwidth" in flag.inner_text()
+
+
+def test_fixtures_are_not_ranked_on_the_home_page_or_the_leaderboard(page, site_url):
+    page.goto(site_url)
+    assert FIXTURE_MODEL not in page.locator("article").inner_text()
+    assert "exploit-zoo" not in page.locator("table").first.inner_text()
+    _tab(page, "Leaderboard")
+    for proto in ("verified", "standard"):
+        names = page.locator(f"table.kv-leaderboard[data-protocol={proto}] td.kv-name").all_inner_texts()
+        assert names and not any(FIXTURE_MODEL in n or "exploit-zoo" in n for n in names), names
+    _tab(page, "Models")
+    assert FIXTURE_MODEL in page.locator("#not-ranked + ul").inner_text()
+
+
+def test_the_home_page_states_the_drop_and_each_dataset(page, built_url):
+    page.goto(built_url)
+    headline = page.locator(".kv-headlines li", has_text="alpha").first
+    assert "under the standard protocol" in headline.inner_text() and "under the verified protocol" in headline.inner_text()
+    assert page.locator("#drop + div table td.kv-name", has_text="alpha").count() == 1
+    gamma = page.locator(".kv-headlines li", has_text=IMPOSSIBLE_MODEL)
+    assert "standard protocol only, unverified" in gamma.inner_text()
+    assert "1 flagged physically impossible" in gamma.inner_text()
+
+
+def test_standard_results_say_what_was_not_checked_and_link_the_verified_verdict(page, built_url):
+    page.goto(built_url)
+    _tab(page, "Leaderboard")
+    page.locator(".tabbed-labels label", has_text="standard").click()
+    table = page.locator("table.kv-leaderboard[data-protocol=standard]")
+    headers = table.locator("thead th").all_inner_texts()
+    hacked = table.locator("tbody tr:visible").first.locator("td").nth(headers.index("Hacked"))
+    assert hacked.inner_text() == "not checked"
+    assert table.locator("tbody tr:visible", has_text=IMPOSSIBLE_MODEL).locator(".kv-unverified").is_visible()
+    _tab(page, "Integrity")
+    page.locator("table.kv-zoo a", has_text="standard").first.click()
+    page.wait_for_load_state("load")
+    other = page.locator("#other-protocol")
+    assert "hacked" in other.inner_text()
+    other.locator("a").click()
+    page.wait_for_load_state("load")
+    assert page.locator("p.status").inner_text().startswith("hacked")
+
+
+def test_record_pages_follow_the_palette_and_offer_their_json(page, built_url):
+    page.goto(built_url)
+    _set_scheme(page, "slate")
+    _tab(page, "Models")
+    page.locator("article a", has_text="alpha").first.click()
+    page.locator("article a", has_text="record").first.click()
+    page.wait_for_load_state("load")
+    assert page.evaluate("document.documentElement.getAttribute('data-md-color-scheme')") == "slate"
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(30, 33, 41)"
+    page.locator("#palette").click()
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+    href = page.locator("a", has_text="download JSON").get_attribute("href")
+    data = json.loads(urllib.request.urlopen(urllib.parse.urljoin(page.url, href)).read())
+    assert data["model"]["name"] == "alpha"
+    page.go_back()
+    page.wait_for_load_state("load")
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == "default"  # the record page's choice
+
+
+@pytest.mark.parametrize("path", ["", "leaderboard/", "charts/", "integrity/", "models/alpha/", "models/", "claims/",
+                                  "problems/kernelverdict/level-1/0001-problem_1_1/", "methodology/",
+                                  "records/h200/alpha/verified/kernelverdict/level-1/0001-problem_1_1__s0.html"])
+def test_pages_fit_a_390_px_screen(narrow_page, built_url, path):
+    narrow_page.goto(built_url + path)
+    narrow_page.wait_for_load_state("load")
+    width = narrow_page.evaluate("document.documentElement.scrollWidth")
+    assert width <= NARROW["width"], f"{path or '/'} is {width} px wide"
+
+
+def test_leaderboard_selection_tab_and_sort_live_in_the_address(page, built_url):
+    page.goto(built_url)
+    _tab(page, "Leaderboard")
+    page.select_option("select.kv-filter[data-key=level]", "1")
+    page.locator(".tabbed-labels label", has_text="standard").click()
+    page.locator("table.kv-leaderboard[data-protocol=standard] th", has_text="Speedup vs eager").click()
+    query = parse_qs(urlparse(page.url).query)
+    assert query["level"] == ["1"] and query["tab"] == ["standard"] and "sort" in query
+    page.goto(page.url)  # a shared link opens on the same view
+    table = page.locator("table.kv-leaderboard[data-protocol=standard]")
+    assert table.is_visible()
+    assert page.locator("select.kv-filter[data-key=level]").input_value() == "1"
+    ascending = _numbers(page, table, 10)
+    assert len(ascending) >= 2 and ascending == sorted(ascending)
+
+
 @pytest.mark.parametrize("scheme", ["default", "slate"])
-def test_leaderboard_renders_and_sorts(page, base_url, scheme):
-    page.goto(base_url + "leaderboard/")
+def test_leaderboard_renders_and_sorts(page, built_url, scheme):
+    page.goto(built_url + "leaderboard/")
     _set_scheme(page, scheme)
     table = page.locator("table.kv-leaderboard[data-protocol=verified]")
     assert table.locator("tbody tr:visible").count() == 3  # three models at level "all"
@@ -125,27 +363,8 @@ def test_leaderboard_renders_and_sorts(page, base_url, scheme):
     assert all(v == "1" for v in table.locator("tbody tr:visible").evaluate_all("rs => rs.map(r => r.dataset.level)"))
 
 
-@pytest.mark.parametrize("scheme", ["default", "slate"])
-def test_every_chart_renders_and_follows_the_palette(page, base_url, scheme):
-    page.goto(base_url)
-    _set_scheme(page, scheme)
-    page.locator("a.md-tabs__link", has_text="Charts").click()  # instant navigation, not a full load
-    page.wait_for_function("document.querySelectorAll('.kv-chart .plot-container').length > 0")
-    charts = page.locator(".kv-chart")
-    assert charts.count() >= 5
-    for i in range(charts.count()):
-        chart = charts.nth(i)
-        chart.locator(".plot-container").wait_for(state="attached")
-        assert chart.locator("svg").count() > 0
-    font = "#e2e4e9" if scheme == "slate" else "#1f2328"
-    page.wait_for_function(f"document.querySelector('.kv-chart').layout.font.color === '{font}'")
-    _set_scheme(page, "default" if scheme == "slate" else "slate")
-    other = "#1f2328" if scheme == "slate" else "#e2e4e9"
-    page.wait_for_function(f"document.querySelector('.kv-chart').layout.font.color === '{other}'")
-
-
-def test_charts_resize_inside_tabs(page, base_url):
-    page.goto(base_url + "charts/")
+def test_charts_resize_inside_tabs(page, built_url):
+    page.goto(built_url + "charts/")
     page.locator(".tabbed-labels label").nth(1).click()
     hidden_chart = page.locator(".tabbed-block").nth(1).locator(".kv-chart")
     page.wait_for_function("el => el.querySelector('.main-svg') && el.querySelector('.main-svg').getBoundingClientRect().width > 300",
@@ -153,21 +372,21 @@ def test_charts_resize_inside_tabs(page, base_url):
 
 
 @pytest.mark.parametrize("path", ["", "leaderboard/", "charts/", "models/", "problems/kernelverdict/level-1/0000-problem_1_0/"])
-def test_injected_script_in_a_model_name_stays_text(page, base_url, path):
-    page.goto(base_url + path)
+def test_injected_script_in_a_model_name_stays_text(page, built_url, path):
+    page.goto(built_url + path)
     page.wait_for_load_state("load")
     assert page.evaluate("typeof window.__kv_pwned") == "undefined"
     if path != "charts/":
         assert page.get_by_text("<script>window.__kv_pwned = 1</script>", exact=False).first.is_visible()
     else:
-        page.wait_for_function("document.querySelectorAll('.kv-chart .plot-container').length > 0")
+        _charts_drawn(page)
         assert "<script>window.__kv_pwned = 1</script>" in page.locator(".kv-chart").first.inner_text()
 
 
-def test_record_page_of_the_hostile_model_stays_text(page, base_url):
-    page.goto(base_url + "leaderboard/")
+def test_record_page_of_the_hostile_model_stays_text(page, built_url):
+    page.goto(built_url + "leaderboard/")
     page.locator("a", has_text=XSS_MODEL[:20]).first.click()
-    page.locator("a", has_text="record").first.click()
+    page.locator("article a", has_text="record").first.click()
     page.wait_for_load_state("load")
     assert page.evaluate("typeof window.__kv_pwned") == "undefined"
     assert page.locator("h1").inner_text().startswith("<script>window.__kv_pwned = 1</script>")

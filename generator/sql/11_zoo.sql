@@ -1,7 +1,7 @@
 -- The exploit zoo and honest kernels: each manifest entry with what each protocol said of it. A record
--- belongs to an entry when its model is a zoo model and its kernel path ends with the entry's file.
+-- belongs to an entry when its model is a fixture model (``fixtures``) and its kernel path ends with the entry's file.
 WITH zoo AS (
-  SELECT * FROM records WHERE model IN (SELECT model FROM zoo_models) AND reproduces IS NULL
+  SELECT * FROM records WHERE model IN (SELECT model FROM fixtures WHERE zoo) AND reproduces IS NULL
 ),
 matched AS (
   SELECT m.file, m.kind, m.problem, m.hack, m.expected_check, z.*,
@@ -16,6 +16,8 @@ SELECT any_value(file) AS file, any_value(kind) AS kind, any_value(problem) AS p
   any_value(status) FILTER (WHERE protocol = 'standard') AS standard_status,
   any_value(vs_eager) FILTER (WHERE protocol = 'standard') AS standard_speedup,
   any_value(page) FILTER (WHERE protocol = 'standard') AS standard_page,
+  any_value(vs_eager) FILTER (WHERE protocol = 'verified') AS verified_speedup,
+  any_value(vs_eager_fp32) FILTER (WHERE protocol = 'verified') AS verified_speedup_fp32,
   any_value(status) FILTER (WHERE protocol = 'verified') AS verified_status,
   any_value(failed_names[shown]) FILTER (WHERE protocol = 'verified') AS verified_check,
   any_value(failed_evidences[shown]) FILTER (WHERE protocol = 'verified') AS verified_evidence,

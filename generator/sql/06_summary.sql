@@ -1,9 +1,16 @@
 -- Leaderboard metrics per hardware x protocol x suite x model x level (level 0 = all levels).
--- fast_p denominators are all problems seen for the suite level (missing or failing = not fast);
--- speedups are geometric means over correct problems only.
+-- fast_p denominators are the suite's problems less the audit's exclusions (``problems``; missing or failing
+-- = not fast); speedups are geometric means over correct problems only (a physically impossible time is not
+-- correct: it is counted in ``impossible``). Wins, ties and losses compare each correct problem's speedup with
+-- the protocol's noise band (``noise_band``; 3% where the hardware has no faithfulness rows). ``hacked`` is NULL
+-- under the standard protocol, which runs no integrity checks.
 SELECT
   b.hardware, b.protocol, b.suite, b.model, b.level_group AS level,
   any_value(p.n_problems) AS n_problems,
+  any_value(p.suite_size) AS suite_size,
+  any_value(p.n_excluded) AS n_excluded,
+  any_value(p.size_known) AS size_known,
+  any_value(p.source) AS size_source,
   count(*) AS attempted,
   count(*) FILTER (WHERE b.correct) AS correct,
   count(*) FILTER (WHERE b.correct) / count(*) AS correct_share,
@@ -14,6 +21,13 @@ SELECT
   count(*) FILTER (WHERE b.correct AND b.vs_eager > 1.5) / any_value(p.n_problems) AS fast_1_5,
   count(*) FILTER (WHERE b.correct AND b.vs_eager > 2) / any_value(p.n_problems) AS fast_2,
   exp(avg(ln(b.vs_eager)) FILTER (WHERE b.correct)) AS speedup_eager,
+  median(b.vs_eager) FILTER (WHERE b.correct) AS median_speedup,
+  coalesce(any_value(n.band), 0.03) AS noise_band,
+  any_value(n.band_recipe) AS band_recipe,
+  count(*) FILTER (WHERE b.correct AND b.vs_eager > 1 + coalesce(n.band, 0.03)) AS wins,
+  count(*) FILTER (WHERE b.correct AND b.vs_eager BETWEEN 1 / (1 + coalesce(n.band, 0.03)) AND 1 + coalesce(n.band, 0.03))
+    AS ties,
+  count(*) FILTER (WHERE b.correct AND b.vs_eager < 1 / (1 + coalesce(n.band, 0.03))) AS losses,
   exp(avg(ln(b.vs_compile)) FILTER (WHERE b.correct)) AS speedup_compile,
   count(*) FILTER (WHERE b.correct AND b.cand_peak_bytes IS NOT NULL AND b.base_peak_bytes IS NOT NULL) AS memory_measured,
   count(*) FILTER (WHERE b.correct AND b.cand_peak_bytes > b.base_peak_bytes)
@@ -22,8 +36,10 @@ SELECT
   exp(avg(ln(b.base_peak_bytes / b.cand_peak_bytes))
     FILTER (WHERE b.correct AND b.cand_peak_bytes > 0 AND b.base_peak_bytes > 0)) AS mem_eff,
   median(b.sol_score) FILTER (WHERE b.correct) AS median_sol_score,
-  count(*) FILTER (WHERE b.status = 'hacked') AS hacked,
+  CASE WHEN b.protocol = 'standard' THEN NULL ELSE count(*) FILTER (WHERE b.status = 'hacked') END AS hacked,
+  count(*) FILTER (WHERE b.impossible) AS impossible,
   max(b.samples) AS max_samples
 FROM best_groups AS b
 JOIN problems AS p USING (hardware, protocol, suite, level_group)
+LEFT JOIN noise_band AS n ON n.hardware = b.hardware AND n.protocol = b.protocol
 GROUP BY b.hardware, b.protocol, b.suite, b.model, b.level_group

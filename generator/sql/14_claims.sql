@@ -1,0 +1,32 @@
+-- Claims against measurements per hardware x suite x model (the dataset) x level (level 0 = all): the geometric
+-- mean of the source's claimed speedups, ours under the standard and the verified protocol (over the kernels
+-- correct there), our verified speedup against torch.compile, the Pearson correlation of log claimed and log
+-- standard speedups, and what moved the numbers: kernels lost to a failed verdict, flagged physically impossible,
+-- or hacked (with the failing checks named), and the verified precision classes.
+WITH g AS (
+  SELECT level AS level_group, * FROM claim_kernels
+  UNION ALL
+  SELECT 0 AS level_group, * FROM claim_kernels
+)
+SELECT hardware, suite, model, level_group AS level,
+  count(*) AS kernels,
+  exp(avg(ln(claimed)) FILTER (WHERE claimed > 0)) AS claimed_speedup,
+  string_agg(DISTINCT claimed_baseline, ', ') AS claimed_baseline,
+  count(std_status) AS std_run,
+  count(std_speedup) AS std_correct,
+  exp(avg(ln(std_speedup))) AS std_speedup,
+  count(ver_status) AS ver_run,
+  count(ver_speedup) AS ver_correct,
+  exp(avg(ln(ver_speedup))) AS ver_speedup,
+  exp(avg(ln(ver_compile))) AS ver_compile,
+  corr(ln(claimed), ln(std_speedup)) FILTER (WHERE claimed > 0 AND std_speedup > 0) AS corr_claim_std,
+  count(*) FILTER (WHERE claimed > 0 AND std_speedup > 0) AS corr_n,
+  count(*) FILTER (WHERE std_impossible OR ver_impossible) AS impossible,
+  count(*) FILTER (WHERE std_speedup IS NOT NULL AND ver_status IS NOT NULL AND ver_speedup IS NULL) AS lost_in_verified,
+  count(*) FILTER (WHERE ver_status = 'hacked') AS hacked,
+  string_agg(DISTINCT ver_check, ', ') FILTER (WHERE ver_status = 'hacked') AS hacked_by,
+  count(*) FILTER (WHERE ver_speedup IS NOT NULL AND ver_labels LIKE '%float32-like%') AS fp32_like,
+  count(*) FILTER (WHERE ver_speedup IS NOT NULL AND ver_labels LIKE '%TF32-like%') AS tf32_like,
+  count(*) FILTER (WHERE ver_speedup IS NOT NULL AND ver_labels LIKE '%reduced%') AS reduced
+FROM g
+GROUP BY hardware, suite, model, level_group
