@@ -27,7 +27,7 @@ PROTOCOLS: dict[str, dict[str, Any]] = {
     "standard": {"versions": ("1.0",), "statistic": "mean", "tf32_baseline": False,
                  "baseline_kinds": ("eager_fp32",),
                  "speedups": {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"}},
-    "verified": {"versions": ("1.0", "1.1"), "statistic": "median", "tf32_baseline": True,
+    "verified": {"versions": ("1.0", "1.1", "1.2"), "statistic": "median", "tf32_baseline": True,
                  "baseline_kinds": ("eager_tf32", "compile", "eager_fp32"),
                  "speedups": {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}},
 }
@@ -380,7 +380,8 @@ def _repro_ref(ref: str) -> Iterator[tuple[str, str]]:
 def _key(rec: Record | BaselineRecord) -> tuple[Any, ...]:
     p = rec.problem
     if isinstance(rec, BaselineRecord):
-        return ("baseline", rec.environment.hardware, rec.protocol.name, p.suite, p.level, p.id, rec.kind)
+        return ("baseline", rec.environment.hardware, rec.protocol.name, p.suite, p.level, p.id, rec.kind,
+                tuple(f.token for f in rec.algorithm_flags))
     return ("record", rec.environment.hardware, rec.model.name, rec.model.sample, p.suite, p.level, p.id,
             rec.protocol.name, rec.reproduces)
 
