@@ -371,6 +371,9 @@ class Runner:
             outcome.peak_memory_bytes, outcome.peak_memory_missing = self._memory(
                 module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
         flagged, flag_notes = self.flagged_baselines(protocol, problem, outcome)
+        if flagged and in_turns:
+            flag_notes.append("the baselines with the candidate's flags were timed alone, not in turns beside it: "
+                              "its speedups are ratios of medians")
         if flagged:
             baselines, in_turns = {**baselines, **flagged}, {k: b for k, b in in_turns.items() if k not in flagged}
         outcome.notes = [*outcome.notes, *flag_notes]

@@ -58,6 +58,14 @@ def test_the_worst_check_decides_and_a_failed_check_gives_no_class():
     assert precision_class_of([]) is None
 
 
+def test_a_candidate_calling_torch_compile_is_labelled_by_the_scan():
+    from evaluations._verified._scan import scan
+
+    assert "uses-torch-compile" in scan("import torch\nf = torch.compile(g)\n").labels
+    assert "uses-torch-compile" in scan("@torch.compile(mode='max-autotune')\ndef f(x):\n    return x\n").labels
+    assert "uses-torch-compile" not in scan("import torch\ny = torch.relu(x)\n").labels
+
+
 # held-out shapes ---------------------------------------------------------------------------------
 
 def test_size_constants_put_batch_sizes_first_and_skip_small_or_derived_ones():
