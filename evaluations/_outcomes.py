@@ -10,7 +10,9 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from schemas import CorrectnessCheck, IntegrityCheck, Status, TimingMethod, TimingStats
+from schemas import CorrectnessCheck, IntegrityCheck, PrecisionClass, ShapeCheck, Status, TimingMethod, TimingStats
+
+from ._types import AlgorithmFlags
 
 
 @dataclass
@@ -25,6 +27,14 @@ class CandidateOutcome:
     labels: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     peak_memory_bytes: int | None = None
+    peak_memory_missing: str | None = None
+    """Why ``peak_memory_bytes`` is ``None`` (set by the runner, which measures memory in a worker of its own)."""
+    algorithm_flags: AlgorithmFlags = ()
+    """Algorithm-choice flags the candidate left changed (verified): its speedups use baselines timed with them."""
+    precision_class: PrecisionClass | None = None
+    """Precision class from its correctness trials (verified)."""
+    shape_check: ShapeCheck | None = None
+    """The held-out shape re-check (verified)."""
 
 
 @dataclass

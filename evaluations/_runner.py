@@ -30,7 +30,7 @@ from ._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_sp
 from ._loaders import Loaded
 from ._outcomes import BaselineOutcome, CandidateOutcome, host_speed_bound, pacing_of
 from ._phases import Phase, PhaseLog, Span
-from ._types import Candidate, Job, Problem
+from ._types import AlgorithmFlags, Candidate, Job, Problem
 
 MAX_ERROR_CHARS = 4000
 """Length limit of a record's ``error`` (the schema's)."""
@@ -127,10 +127,21 @@ def record_path(out_dir: Path, env: Environment, info: ProtocolInfo, problem: Pr
     return out_dir / schemas.record_relpath(stub)
 
 
-def baseline_path(out_dir: Path, env: Environment, info: ProtocolInfo, problem: Problem, kind: str) -> Path:
-    """Where a baseline record goes (``schemas.baseline_relpath``'s layout)."""
-    stub = BaselineRecord.model_construct(problem=problem_ref(problem), protocol=info, kind=kind, environment=env)
+def baseline_path(out_dir: Path, env: Environment, info: ProtocolInfo, problem: Problem, kind: str,
+                  flags: AlgorithmFlags = ()) -> Path:
+    """Where a baseline record goes (``schemas.baseline_relpath``'s layout; one file per algorithm-flag set)."""
+    stub = BaselineRecord.model_construct(problem=problem_ref(problem), protocol=info, kind=kind, environment=env,
+                                          algorithm_flags=_flag_models(flags))
     return out_dir / schemas.baseline_relpath(stub)
+
+
+def _flag_models(flags: AlgorithmFlags) -> list[schemas.AlgorithmFlag]:
+    return [schemas.AlgorithmFlag(name=name, value=value) for name, value in flags]  # type: ignore[arg-type]
+
+
+def flag_tag(kind: str, flags: AlgorithmFlags) -> str:
+    """A baseline kind with the algorithm-choice flags it is timed with, as its file name has it (``eager_tf32+cudnn.benchmark``)."""
+    return "+".join([kind, *(f.token for f in _flag_models(flags))])
 
 
 def _existing(path: Path) -> Record | BaselineRecord | None:
@@ -187,6 +198,7 @@ class Runner:
         self.summary = summary if summary is not None else RunSummary()
         self.cancel = threading.Event()
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
+        """(protocol, problem key, ``flag_tag`` of kind and flags) -> baseline record, or None where it failed."""
         self._build_errors: dict[str, CandidateOutcome] = {}
         self._prepared: dict[str, threading.Event] = {}
         """Candidate sha256 -> set once its prepare job ended (only candidates that have one)."""
@@ -202,13 +214,14 @@ class Runner:
             "held the GPU alone, but other workers' start-up and host work could run beside it" if shared_gpu else None)
 
     def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None,
-             pacer: BaselineRecord | None = None) -> Job:
+             pacer: BaselineRecord | None = None, flags: AlgorithmFlags = ()) -> Job:
         options: dict[str, Any] = dict(self.config.options)
         if pacer is not None:  # one timing method per problem; options given on the command line win
             for name, value in pacing_of(pacer.timing).items():
                 options.setdefault(name, value)
         return Job(problem=problem, protocol=protocol, device=self.config.device, candidate=candidate,
-                   baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=options)
+                   baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=options,
+                   algorithm_flags=flags)
 
     def _pacer(self, protocol: str, problem: Problem, kind: str | None = None) -> tuple[bool, BaselineRecord | None]:
         """(whether a pacer is needed, the pacer): the baseline whose calls per event pair and method
@@ -333,26 +346,29 @@ class Runner:
             work.append(((order[c.problem_key] // window, 2, c.sha256 in self._prepared, f"{protocol}/{c.sha256}"), item))
         return [w for _, w in sorted(work, key=lambda pair: pair[0])]
 
-    def baseline(self, protocol: str, problem: Problem, kind: str) -> BaselineRecord | None:
-        """The baseline record of (problem, protocol, kind) here: reused from disk, or measured now."""
-        key = (protocol, problem.key, kind)
+    def baseline(self, protocol: str, problem: Problem, kind: str, flags: AlgorithmFlags = ()) -> BaselineRecord | None:
+        """The baseline record of (problem, protocol, kind, algorithm flags) here: reused from disk, or measured now."""
+        key = (protocol, problem.key, flag_tag(kind, flags))
         with self._locks_guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:  # concurrent candidates of one problem measure its baseline once
-            return self._baseline(protocol, problem, kind, key)
+            return self._baseline(protocol, problem, kind, key, flags)
 
-    def _baseline(self, protocol: str, problem: Problem, kind: str, key: tuple[str, str, str]) -> BaselineRecord | None:
+    def _baseline(self, protocol: str, problem: Problem, kind: str, key: tuple[str, str, str],
+                  flags: AlgorithmFlags = ()) -> BaselineRecord | None:
         if key in self._baselines:
             return self._baselines[key]
-        info = self.infos[protocol]
-        path = baseline_path(self.config.out_dir, self.env, info, problem, kind)
+        info, module = self.infos[protocol], self.protocols[protocol]
+        path = baseline_path(self.config.out_dir, self.env, info, problem, kind, flags)
         record = self._reuse_baseline(path, problem, info)
         if record is None:
-            needed, pacer = self._pacer(protocol, problem, kind)
+            # paced like the candidate: by the eager baseline of PyTorch's default flags, itself included when flagged
+            needed, pacer = self._pacer(protocol, problem, None if flags else kind)
             if needed and pacer is None:
                 return None  # the eager baseline failed (already reported) or was interrupted
-            job = self._job(protocol, problem, kind=kind, pacer=pacer)
-            result = self._isolated("evaluations._worker:run_job", job, f"baseline-{protocol}-{problem.sha256[:12]}-{kind}",
+            job = self._job(protocol, problem, kind=kind, pacer=pacer, flags=flags)
+            tag = flag_tag(kind, flags)
+            result = self._isolated("evaluations._worker:run_job", job, f"baseline-{protocol}-{problem.sha256[:12]}-{tag}",
                                     self.config.timeout_s, "baseline")
             if not result.ok:
                 if result.failure is not None and result.failure.kind == "cancelled":
@@ -362,9 +378,11 @@ class Runner:
                 self._baselines[key] = None
                 return None
             outcome: BaselineOutcome = result.value  # its peak memory was measured first in the same fresh process
+            peak = outcome.peak_memory_bytes
+            missing = None if peak is not None else self._memory_missing(module, job)
             record = BaselineRecord(problem=problem_ref(problem), protocol=info, kind=kind,
-                                    environment=self._stamped(), timing=outcome.timing,
-                                    peak_memory_bytes=outcome.peak_memory_bytes)
+                                    environment=self._stamped(), timing=outcome.timing, peak_memory_bytes=peak,
+                                    peak_memory_missing=missing, algorithm_flags=_flag_models(flags))
             self._write(path, record)
         self._baselines[key] = record
         return record
@@ -376,11 +394,23 @@ class Runner:
                 and existing.environment.device_name == self.env.device_name)
         return existing if same else None
 
-    def _memory(self, module: ModuleType, job: Job, tag: str) -> int | None:
-        if job.device != "cuda" or not hasattr(module, "measure_memory"):
-            return None
+    def _memory_missing(self, module: ModuleType, job: Job) -> str:
+        """Why a worker measured no peak memory (the record says so rather than leave a silent gap)."""
+        if not hasattr(module, "measure_memory"):
+            return f"not measured: the {job.protocol} protocol measures no memory"
+        if job.device != "cuda":
+            return f"not measured: no device allocator on {job.device}"
+        return "the worker that timed it returned no peak memory"
+
+    def _memory(self, module: ModuleType, job: Job, tag: str) -> tuple[int | None, str | None]:
+        """(peak bytes of one call, measured in a fresh worker; or None and why not)."""
+        if not hasattr(module, "measure_memory") or job.device != "cuda":
+            return None, self._memory_missing(module, job)
         result = self._isolated("evaluations._worker:memory_job", job, tag, self.config.timeout_s, "memory")
-        return result.value if result.ok else None
+        if result.ok and result.value is not None:
+            return result.value, None
+        why = result.failure.message if result.failure is not None else "the measurement returned nothing"
+        return None, f"the measurement in a fresh worker failed: {why[:300]}"
 
     def _stamped(self) -> Environment:
         return self.env.model_copy(update={"timestamp": datetime.now(UTC)})
@@ -412,7 +442,15 @@ class Runner:
                 outcome.error = _error_text(outcome.error, result.output_tail)
             outcome.notes = [*outcome.notes, *turn_notes]
         if outcome.status == "correct" and outcome.peak_memory_bytes is None:
-            outcome.peak_memory_bytes = self._memory(module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
+            outcome.peak_memory_bytes, outcome.peak_memory_missing = self._memory(
+                module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
+        flagged, flag_notes = self.flagged_baselines(protocol, problem, outcome)
+        if flagged and in_turns:
+            flag_notes.append("the baselines with the candidate's flags were timed alone, not in turns beside it: "
+                              "its speedups are ratios of medians")
+        if flagged:
+            baselines, in_turns = {**baselines, **flagged}, {k: b for k, b in in_turns.items() if k not in flagged}
+        outcome.notes = [*outcome.notes, *flag_notes]
         if self.cancel.is_set():
             return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
         if self._concurrency_note:
@@ -421,6 +459,24 @@ class Runner:
                                  {**baselines, **in_turns}, in_turns=set(in_turns))  # type: ignore[dict-item]
         self._write(path, record)
         return record
+
+    def flagged_baselines(self, protocol: str, problem: Problem,
+                          outcome: CandidateOutcome) -> tuple[dict[str, BaselineRecord], list[str]]:
+        """Baselines of every kind timed with the algorithm-choice flags a correct candidate set (each in its own
+        worker, cached per flag set like any baseline), for its speedups; notes where one could not be timed
+        (that kind keeps PyTorch's default flags). Nothing for a candidate that set none."""
+        if not outcome.algorithm_flags or outcome.status != "correct":
+            return {}, []
+        flagged, notes = {}, []
+        for kind in self.protocols[protocol].BASELINE_KINDS:
+            record = self.baseline(protocol, problem, kind, outcome.algorithm_flags)
+            if record is not None:
+                flagged[kind] = record
+            else:
+                notes.append(f"the {kind} baseline could not be timed with the candidate's flags "
+                             f"({', '.join(f.token for f in _flag_models(outcome.algorithm_flags))}); its speedup is "
+                             "against PyTorch's default flags")
+        return flagged, notes
 
     def _in_turns(self, module: ModuleType, baselines: dict[str, BaselineRecord]) -> bool:
         """Whether a candidate is timed in turns with its baselines: when asked for, or where the protocol
@@ -516,8 +572,10 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
     module, info = runner.protocols[protocol], runner.infos[protocol]
     stat = info.timing.statistic
     timings = [BaselineTiming(kind=b.kind, timing=b.timing, peak_memory_bytes=b.peak_memory_bytes,
-                              baseline_id=None if b.kind in in_turns else
-                              baseline_path(Path(), runner.env, info, problem, b.kind).as_posix())
+                              peak_memory_missing=b.peak_memory_missing, algorithm_flags=b.algorithm_flags,
+                              baseline_id=None if b.kind in in_turns else baseline_path(
+                                  Path(), runner.env, info, problem, b.kind,
+                                  tuple((f.name, f.value) for f in b.algorithm_flags)).as_posix())
                for b in baselines.values()]
     speedups: dict[str, float] = {}
     roofline = None
@@ -529,16 +587,27 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
                 speedups[field_name] = speedup
         eager = baselines[module.SPEEDUP_BASELINE["vs_eager"]]
         roofline = _roofline(problem, runner.env.hardware, cand_ms, schemas.statistic_ms(eager.timing, stat))
-    eager_peak = baselines[module.SPEEDUP_BASELINE["vs_eager"]].peak_memory_bytes
+    memory = _memory_stats(outcome, baselines[module.SPEEDUP_BASELINE["vs_eager"]])
     return Record(
         model=schemas.ModelInfo(name=candidate.model, provider=candidate.provider, sample=candidate.sample),
         problem=problem_ref(problem), kernel=_kernel_source(candidate), protocol=info,
         environment=runner._stamped(), status=outcome.status, error=outcome.error,
         correctness=outcome.correctness, timing=outcome.timing, baselines=timings,
         speedup=schemas.Speedups(**speedups),
-        memory=schemas.MemoryStats(candidate_peak_bytes=outcome.peak_memory_bytes, baseline_peak_bytes=eager_peak),
-        integrity=outcome.integrity, labels=outcome.labels, roofline=roofline, notes=outcome.notes,
+        memory=memory, integrity=outcome.integrity, labels=outcome.labels, roofline=roofline, notes=outcome.notes,
+        precision_class=outcome.precision_class, shape_check=outcome.shape_check,
     )
+
+
+def _memory_stats(outcome: CandidateOutcome, eager: BaselineRecord) -> schemas.MemoryStats:
+    """Peak memory of the candidate and its eager baseline, each figure measured or its absence explained."""
+    why = outcome.peak_memory_missing or ("not measured" if outcome.status == "correct" else
+                                          f"not measured: memory is measured for correct candidates only ({outcome.status})")
+    return schemas.MemoryStats(
+        candidate_peak_bytes=outcome.peak_memory_bytes, baseline_peak_bytes=eager.peak_memory_bytes,
+        candidate_peak_missing=None if outcome.peak_memory_bytes is not None else why,
+        baseline_peak_missing=None if eager.peak_memory_bytes is not None else eager.peak_memory_missing
+        or "not measured (its baseline record predates reasons being kept)")
 
 
 class _PlainProgress:

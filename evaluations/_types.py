@@ -16,6 +16,10 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+AlgorithmFlags = tuple[tuple[str, bool], ...]
+"""(flag under ``torch.backends``, value) pairs, e.g. ``(("cudnn.benchmark", True),)``, in a fixed order."""
+
+
 @dataclass(frozen=True)
 class ProblemMeta:
     """Metadata a problem carries beside its KernelBench source (DESIGN.md, "Problems and candidates")."""
@@ -94,3 +98,6 @@ class Job:
     """Folder for compiled extensions (shared cache, keyed by source hash)."""
     options: dict[str, Any] = field(default_factory=dict)
     """Protocol-specific knobs (reduced trial counts in tests, time caps)."""
+    algorithm_flags: AlgorithmFlags = ()
+    """For baseline jobs: algorithm-choice flags (``torch.backends.<name>``) set before the model is built, those a
+    candidate set (``CandidateOutcome.algorithm_flags``); empty for PyTorch's defaults."""

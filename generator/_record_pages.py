@@ -146,9 +146,10 @@ def _facts(r: Record, row: dict) -> list[str]:
         + f" · python {_e(env.python)} · harness {_e(env.harness_version)} · {_e(row['timestamp'])}</td></tr>",
         f"<tr><th>Speedup</th><td>vs eager {times(sp.vs_eager)}{_ci_note(r, row)} · vs eager fp32 "
         f"{times(sp.vs_eager_fp32)} · vs torch.compile {times(sp.vs_compile)}</td></tr>",
-        f"<tr><th>Memory</th><td>candidate {human_bytes(mem.candidate_peak_bytes)} · baseline "
-        f"{human_bytes(mem.baseline_peak_bytes)}</td></tr>",
+        f"<tr><th>Memory</th><td>candidate {human_bytes(mem.candidate_peak_bytes)}{_why(mem.candidate_peak_missing)} · "
+        f"baseline {human_bytes(mem.baseline_peak_bytes)}{_why(mem.baseline_peak_missing)}</td></tr>",
     ]
+    out += _v12_facts(r)
     if r.roofline:
         roof = r.roofline
         frac = MISSING if roof.fraction_of_roofline is None else f"{100 * roof.fraction_of_roofline:.1f}"
@@ -202,6 +203,27 @@ def _other_protocol(r: Record, row: dict, context: RecordContext | None, root: s
     return (f'<p class="other-protocol" id="other-protocol">The {other} protocol on this kernel: '
             f'<a href="{_e(root + page)}"><span class="status status-{_e(status)}">{_e(status)}</span> '
             f"({other} record)</a></p>")
+
+
+def _why(reason: str | None) -> str:
+    return f" ({_e(reason)})" if reason else ""
+
+
+def _v12_facts(r: Record) -> list[str]:
+    """Rows of what verified 1.2 adds: precision class, held-out shape, flags the baselines were timed with."""
+    out = []
+    if r.precision_class:
+        out.append(f"<tr><th>Precision class</th><td>{_e(r.precision_class)}</td></tr>")
+    if r.shape_check:
+        sc = r.shape_check
+        what = "not run" if sc.passed is None else ("passed" if sc.passed else "failed (shape-specific)")
+        where = f"{_e(sc.constant)} {sc.original} → {sc.changed}: " if sc.constant else ""
+        out.append(f"<tr><th>Held-out shape</th><td>{where}{what}{_why(sc.message)}</td></tr>")
+    flags = sorted({f.token for b in r.baselines for f in b.algorithm_flags})
+    if flags:
+        out.append(f"<tr><th>Baseline flags</th><td>baselines timed with {_e(', '.join(flags))}, as the candidate "
+                   "set them</td></tr>")
+    return out
 
 
 def _checks(r: Record) -> list[str]:

@@ -228,10 +228,12 @@ def record_relpath(record: Record) -> Path:
 
 
 def baseline_relpath(record: BaselineRecord) -> Path:
-    """Where a baseline record lives under ``records/``: hardware/_baselines/protocol/suite/level-N/ID-name__KIND.json."""
+    """Where a baseline record lives under ``records/``: hardware/_baselines/protocol/suite/level-N/ID-name__KIND.json,
+    the algorithm-choice flags it was timed with appended to the kind (``__eager_tf32+cudnn.benchmark.json``)."""
     p = record.problem
+    kind = "+".join([record.kind, *(f.token for f in record.algorithm_flags)])
     return Path(record.environment.hardware, "_baselines", record.protocol.name, slug(p.suite),
-                f"level-{p.level}", f"{p.id:04d}-{slug(p.name)}__{record.kind}.json")
+                f"level-{p.level}", f"{p.id:04d}-{slug(p.name)}__{kind}.json")
 
 
 def inside_repository(repo: str | os.PathLike[str], relpath: str) -> tuple[Path | None, str]:

@@ -34,6 +34,14 @@ TimingMethod = Literal["cuda_events", "cuda_graph", "host_clock"]
 BaselineKind = Literal["eager_fp32", "eager_tf32", "compile"]
 """Which reference implementation a baseline timing belongs to."""
 
+PrecisionClass = Literal["float32-like", "TF32-like", "reduced"]
+"""How precise a passing candidate is next to PyTorch's own float32 arithmetic on the same inputs (verified,
+from 1.2): within the noise of strict float32, of TF32, or less precise than TF32 (``reduced``)."""
+
+AlgorithmFlagName = Literal["cudnn.benchmark", "cudnn.deterministic"]
+"""Flags of ``torch.backends`` that choose among algorithms for the same arithmetic (verified, from 1.2): a
+candidate may set them, and the baselines it is compared with are then timed with the same flags."""
+
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
@@ -227,6 +235,39 @@ class CorrectnessCheck(_Strict):
     """Why the trial failed, when it did."""
 
 
+class AlgorithmFlag(_Strict):
+    """An algorithm-choice flag a candidate set, and the value it set it to."""
+
+    name: AlgorithmFlagName
+    """Flag under ``torch.backends``, e.g. ``cudnn.benchmark``."""
+    value: bool
+    """The value the candidate left it at."""
+
+    @property
+    def token(self) -> str:
+        """Short form used in labels (``sets:<token>``) and baseline file names: the name, ``-off`` appended for False."""
+        return self.name if self.value else f"{self.name}-off"
+
+
+class ShapeCheck(_Strict):
+    """Held-out shape (verified, from 1.2): correctness re-checked once with one module-level size of the problem
+    changed, reference and candidate built afresh; a failure labels the record ``shape-specific`` and leaves its
+    status as it is."""
+
+    constant: str | None = Field(default=None, max_length=80)
+    """The problem's module-level constant that was changed (``None`` when no constant could be)."""
+    original: int | None = None
+    """Its value in the problem."""
+    changed: int | None = None
+    """The value it was changed to: half, made not a power of two."""
+    passed: bool | None = None
+    """Whether the candidate was right at the changed size (``None``: not run; ``message`` says why)."""
+    error_budget_used: float | None = Field(default=None, ge=0)
+    """The candidate's error budget at the changed size, where it produced comparable outputs."""
+    message: str | None = Field(default=None, max_length=2000)
+    """Why it failed, or why it was not run."""
+
+
 class TimingStats(_Strict):
     """Statistics of per-call times of one callable."""
 
@@ -315,6 +356,10 @@ class BaselineTiming(_Strict):
     """Peak device memory of one call in a fresh process (``None`` = not measured)."""
     baseline_id: str | None = Field(default=None, max_length=200)
     """Identifier of the baseline record it was taken from."""
+    algorithm_flags: list[AlgorithmFlag] = Field(default_factory=list, max_length=8)
+    """Algorithm-choice flags the baseline was timed with: the candidate's own (empty: PyTorch's defaults)."""
+    peak_memory_missing: str | None = Field(default=None, max_length=500)
+    """Why ``peak_memory_bytes`` is ``None`` (not measured on this device, or its measurement failed)."""
 
 
 class Speedups(_Strict):
@@ -343,6 +388,11 @@ class MemoryStats(_Strict):
     """Candidate's peak allocated bytes (``None`` = not measured, e.g. on CPU)."""
     baseline_peak_bytes: int | None = Field(default=None, ge=0)
     """Eager baseline's peak allocated bytes."""
+    candidate_peak_missing: str | None = Field(default=None, max_length=500)
+    """Why ``candidate_peak_bytes`` is ``None`` (e.g. no device allocator on the CPU, a candidate that is not
+    correct, a failed measurement); records of verified 1.2 always say."""
+    baseline_peak_missing: str | None = Field(default=None, max_length=500)
+    """Why ``baseline_peak_bytes`` is ``None``; records of verified 1.2 always say."""
 
 
 class IntegrityCheck(_Strict):
@@ -424,7 +474,15 @@ class Record(_Strict):
     integrity: list[IntegrityCheck] = Field(default_factory=list)
     """Integrity checks (verified protocol); a failed one makes the status ``hacked``."""
     labels: list[str] = Field(default_factory=list)
-    """Static-scan labels, e.g. ``pytorch-fallback``, ``custom-stream``, ``threads``, ``ctypes``, ``monkey-patching``."""
+    """Labels that inform without failing: static-scan ones (``pytorch-fallback``, ``custom-stream``, ``threads``,
+    ``ctypes``, ``monkey-patching``, ``uses-torch-compile``), ``sets:<flag>`` for each algorithm-choice flag the
+    candidate set (``sets:cudnn.benchmark``), ``shape-specific`` (wrong at a held-out size, ``shape_check``)."""
+    precision_class: PrecisionClass | None = None
+    """Precision class of a candidate whose every correctness trial passed (verified, from 1.2), from its worst
+    trial: ``float32-like`` when its error budget is at most 3x strict float32's (or under 0.01), ``TF32-like``
+    when at most 3x the larger of the strict and TF32 budgets, else ``reduced``."""
+    shape_check: ShapeCheck | None = None
+    """The held-out shape re-check (verified, from 1.2)."""
     roofline: Roofline | None = None
     """Speed-of-light figures, when the problem has FLOP and byte counts and the hardware has ceilings."""
     reproduces: str | None = Field(default=None, max_length=400)
@@ -463,3 +521,8 @@ class BaselineRecord(_Strict):
     """Its timing."""
     peak_memory_bytes: int | None = Field(default=None, ge=0)
     """Peak device memory of one call in a fresh process."""
+    peak_memory_missing: str | None = Field(default=None, max_length=500)
+    """Why ``peak_memory_bytes`` is ``None`` (not measured on this device, or its measurement failed)."""
+    algorithm_flags: list[AlgorithmFlag] = Field(default_factory=list, max_length=8)
+    """Algorithm-choice flags set before the model was built (a candidate's, whose speedups use this timing);
+    empty for PyTorch's defaults. Each flag set has its own file (``__<kind>+<flag>.json``)."""

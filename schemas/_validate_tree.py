@@ -90,7 +90,8 @@ def repro_ref_faults(ref: str) -> Iterator[tuple[str, str]]:
 def _key(rec: Record | BaselineRecord) -> tuple[Any, ...]:
     p = rec.problem
     if isinstance(rec, BaselineRecord):
-        return ("baseline", rec.environment.hardware, rec.protocol.name, p.suite, p.level, p.id, rec.kind)
+        return ("baseline", rec.environment.hardware, rec.protocol.name, p.suite, p.level, p.id, rec.kind,
+                tuple(f.token for f in rec.algorithm_flags))
     return ("record", rec.environment.hardware, rec.model.name, rec.model.sample, p.suite, p.level, p.id,
             rec.protocol.name, rec.reproduces)
 

@@ -1,9 +1,14 @@
 """Evaluation of one candidate under the verified protocol (inside a worker process).
 
-Order: snapshots of functions, global state and threads; candidate import and construction;
-correctness trials over the hidden distributions, each with a fresh draw, the allocator poisoned,
-the candidate run *before* the reference, and the tensor checks; two calls on one input; timing
-on rotated, refreshed inputs; re-check of the timed calls' outputs; final snapshots; roofline.
+Order: snapshots of functions, global state, algorithm-choice flags and threads; candidate import and
+construction; correctness trials over the hidden distributions, each with a fresh draw, the allocator
+poisoned, the candidate run *before* the reference, and the tensor checks; two calls on one input;
+timing on rotated, refreshed inputs; re-check of the timed calls' outputs; the held-out shape re-check;
+final snapshots; roofline; precision class and labels.
+
+Output contract: every output must be a tensor (anything else, ``None`` or an int, is a
+``runtime_error``: the candidate does not produce an answer at all) with the reference's dtype and
+shape (else the trial fails and the candidate is ``incorrect``, the reason in its message).
 """
 
 from __future__ import annotations
@@ -19,19 +24,26 @@ from .._outcomes import CandidateOutcome
 from .._types import Job
 from .._worker import ProblemModule, load_candidate, load_problem
 from . import _integrity as ig
+from . import _provenance
 from ._checklog import CheckLog
 from ._distributions import DISTRIBUTIONS, Distribution, draw
 from ._memory import prefill_allocator, sentinel_count
-from ._precision import PrecisionVerdict, Tolerance, judge, tolerance_for
+from ._precision import PrecisionVerdict, Tolerance, judge, precision_class_of, tolerance_for
 from ._reference import References
 from ._scan import scan
 from ._setup import Settings, configure, seed_all, timing_sets, to_device
+from ._shapes import LABEL as SHAPE_LABEL
+from ._shapes import check_shapes
 from ._sol import sol_evidence
 from ._timing import TimingRun, time_calls
 
 NEAR_LIMIT = 1e-2
 """A failing output whose worst error is under this share of the reference's largest magnitude is the right answer
 computed below float32 accuracy (a precision shortcut), not a wrong answer."""
+
+
+class OutputContractError(Exception):
+    """The candidate returned something other than tensors: it produced no answer (a ``runtime_error``)."""
 
 
 @dataclass
@@ -71,7 +83,7 @@ def _call_checked(ctx: Context, inputs: list[Any]) -> list[Any]:
     """Call the candidate once, watching global state, RNG, inputs and the output's storage."""
     copies = _clone(inputs)
     state, rng = ig.snapshot_state(), ig.rng_state()
-    outs = ig.outputs_of(ctx.candidate(*inputs))
+    outs = _tensors(ig.outputs_of(ctx.candidate(*inputs)))
     _sync(ctx.device)
     ctx.log.check("global-state", ig.changed_state(state))
     if ig.rng_state() != rng:
@@ -85,6 +97,15 @@ def _call_checked(ctx: Context, inputs: list[Any]) -> list[Any]:
     return outs
 
 
+def _tensors(outs: list[Any]) -> list[Any]:
+    """``outs``, once every one is a tensor (a subclass included: the ``output-type`` check judges those)."""
+    for i, o in enumerate(outs):
+        if not isinstance(o, torch.Tensor):
+            raise OutputContractError(f"output {i} is {type(o).__module__}.{type(o).__qualname__}, not a tensor: "
+                                      "the candidate returned no answer")
+    return outs
+
+
 def _compare(ctx: Context, outs: list[Any], inputs: list[Any], tol: Tolerance) -> PrecisionVerdict:
     """Worst verdict over the outputs, judged against the references of ``inputs``."""
     ref = ctx.refs.run(inputs)
@@ -94,6 +115,9 @@ def _compare(ctx: Context, outs: list[Any], inputs: list[Any], tol: Tolerance) -
     for o, r64, s, t in zip(outs, ref.ref64, ref.strict32, ref.tf32, strict=True):
         if not isinstance(o, torch.Tensor):
             return PrecisionVerdict(False, None, None, None, None, f"output is {type(o).__name__}, not a tensor")
+        if o.dtype != s.dtype:
+            return PrecisionVerdict(False, None, None, None, None,
+                                    f"output dtype {o.dtype} differs from the reference's {s.dtype}")
         plain = o.as_subclass(torch.Tensor) if type(o) is not torch.Tensor else o
         ctx.log.check("constant-output", ig.constant_output(plain, r64))
         verdicts.append(judge(plain, r64, s, t, tol))
@@ -187,7 +211,7 @@ def _recheck(ctx: Context, run: TimingRun, sets: list[list[Any]]) -> None:
     for k, out in sorted(run.last_outputs.items()):
         if k != run.last_set and _storages(out) & latest:
             continue  # one output buffer reused by every call: only the latest call's contents are current
-        outs = ig.outputs_of(out)
+        outs = _tensors(ig.outputs_of(out))
         ctx.log.check("output-type", ig.output_type(outs, ctx.device))
         v = _compare(ctx, outs, sets[k], ctx.tol)
         if not v.passed:
@@ -206,6 +230,19 @@ def _timing(ctx: Context, settings: Settings) -> TimingRun:
 
 def run_candidate(job: Job) -> CandidateOutcome:
     """Evaluate ``job.candidate``; integrity failures make the status ``hacked``."""
+    try:
+        return _evaluate(job)
+    except OutputContractError as exc:
+        return CandidateOutcome(status="runtime_error", error=str(exc))
+
+
+def _labels(scanned: list[str], flags: tuple[tuple[str, bool], ...], shapes: Any) -> list[str]:
+    flag_labels = [f"sets:{name}" if value else f"sets:{name}-off" for name, value in flags]
+    shape = [SHAPE_LABEL] if shapes is not None and shapes.passed is False else []
+    return [*scanned, *flag_labels, *shape]
+
+
+def _evaluate(job: Job) -> CandidateOutcome:
     device = configure(job.device)
     settings = Settings.of(job.options)
     problem = load_problem(job)
@@ -216,7 +253,9 @@ def run_candidate(job: Job) -> CandidateOutcome:
     reference = problem.model(*init).to(device)
     refs = References(reference)
     refs.run(draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))  # warm torch up
+    _provenance.watch_thread_starts()
     functions, state, threads = ig.snapshot_functions(), ig.snapshot_state(), ig.python_threads()
+    flags = ig.snapshot_flags()
     model_new = load_candidate(job)
     seed_all(settings.init_seed)
     candidate = model_new(*init).to(device)
@@ -229,6 +268,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
     incorrect = _classify(ctx, trials)
     _determinism(ctx, settings.extra_seeds[0])
     run = None if incorrect else _timing(ctx, settings)
+    shapes = None if incorrect else check_shapes(job, model_new, tol, settings.extra_seeds[0], settings.init_seed, device)
     ctx.log.check("function-patching", ig.replaced_functions(functions))
     ctx.log.check("global-state", ig.changed_state(state))
     ctx.log.check("threads", ig.new_threads(threads))
@@ -237,6 +277,9 @@ def run_candidate(job: Job) -> CandidateOutcome:
     notes = [n for n in (refs.note, run.stats.note if run and run.stats.host_bound else None) if n]
     status = "hacked" if ctx.log.failed else ("incorrect" if incorrect else "correct")
     error = next((t.check.message for t in trials if not t.check.passed), None) if status == "incorrect" else None
-    return CandidateOutcome(status=status, error=error, correctness=[t.check for t in trials],
+    checks = [t.check for t in trials]
+    flags_left = ig.flags_set(flags)
+    return CandidateOutcome(status=status, error=error, correctness=checks,
                             timing=run.stats if run else None, integrity=ctx.log.results(),
-                            labels=scanned.labels, notes=notes)
+                            labels=_labels(scanned.labels, flags_left, shapes), notes=notes,
+                            algorithm_flags=flags_left, precision_class=precision_class_of(checks), shape_check=shapes)

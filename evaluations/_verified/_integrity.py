@@ -1,7 +1,11 @@
 """Integrity checks that look at the process and at tensors: patched functions, global torch state,
 threads, output type, storage overlap, input mutation, constant output, stale memory.
 
-Each function returns ``None`` when all is well, or a short evidence string for the record.
+Each function returns ``None`` when all is well, or a short evidence string for the record. Patches
+and threads that torch itself makes (a candidate that calls ``torch.compile``) are told apart by where
+their code comes from (``_provenance``), never by their names. Algorithm-choice flags
+(``ALGORITHM_FLAGS``) are not part of the watched state: a candidate may set them, its record names
+them, and its speedups are taken against baselines timed with the same flags.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import torch
+
+from ._provenance import torch_function, torch_thread
 
 WATCHED_FUNCTIONS: tuple[tuple[Any, str, str], ...] = (
     (time, "perf_counter", "time.perf_counter"), (time, "perf_counter_ns", "time.perf_counter_ns"),
@@ -31,24 +37,47 @@ WATCHED_FUNCTIONS: tuple[tuple[Any, str, str], ...] = (
     (torch.cuda.Event, "__init__", "torch.cuda.Event.__init__"), (torch.cuda, "Event", "torch.cuda.Event"),
     (torch.cuda, "max_memory_allocated", "torch.cuda.max_memory_allocated"),
     (torch.cuda, "reset_peak_memory_stats", "torch.cuda.reset_peak_memory_stats"),
+    (threading.Thread, "start", "threading.Thread.start"),
 )
 """Timing and evaluator functions whose identity must not change while a candidate runs."""
 
 
-def snapshot_functions() -> dict[str, int]:
-    """Identity of every watched function."""
-    return {name: id(getattr(owner, attr, None)) for owner, attr, name in WATCHED_FUNCTIONS}
+def snapshot_functions() -> dict[str, Any]:
+    """Every watched function (the objects themselves: their identity is what is compared)."""
+    return {name: getattr(owner, attr, None) for owner, attr, name in WATCHED_FUNCTIONS}
 
 
-def replaced_functions(before: dict[str, int]) -> str | None:
-    """Evidence naming the watched functions whose identity changed since ``before``."""
+def replaced_functions(before: dict[str, Any]) -> str | None:
+    """Evidence naming the watched functions replaced since ``before`` by anything but torch's own wrapper of
+    the very function replaced (``_provenance.torch_function``: dynamo wraps ``torch.manual_seed``)."""
     now = snapshot_functions()
-    changed = [name for name, ident in before.items() if now.get(name) != ident]
+    changed = [name for name, old in before.items()
+               if now.get(name) is not old and not torch_function(now.get(name), replaced=old)]
     return f"{', '.join(changed)} was replaced" if changed else None
 
 
+ALGORITHM_FLAGS: dict[str, Any] = {
+    "cudnn.benchmark": lambda: torch.backends.cudnn.benchmark,
+    "cudnn.deterministic": lambda: torch.backends.cudnn.deterministic,
+}
+"""Flags that choose among algorithms computing the same arithmetic (``torch.backends.<name>``): a
+candidate may set them; the baselines it is compared with are then timed with the same flags."""
+
+
+def snapshot_flags() -> dict[str, bool]:
+    """The algorithm-choice flags now."""
+    return {name: bool(get()) for name, get in ALGORITHM_FLAGS.items()}
+
+
+def flags_set(before: dict[str, bool]) -> tuple[tuple[str, bool], ...]:
+    """(flag, value) of each algorithm-choice flag that differs from ``before``, in ``ALGORITHM_FLAGS`` order."""
+    now = snapshot_flags()
+    return tuple((name, now[name]) for name in ALGORITHM_FLAGS if now[name] != before[name])
+
+
 def snapshot_state() -> dict[str, str]:
-    """Global torch settings a candidate must leave alone (precision flags, cuDNN, dtype, threads)."""
+    """Global torch settings a candidate must leave alone (precision flags, cuDNN on/off, dtype, threads);
+    the algorithm-choice flags are apart (``snapshot_flags``)."""
     state = {
         "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
@@ -57,8 +86,6 @@ def snapshot_state() -> dict[str, str]:
             torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
         "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
-        "torch.backends.cudnn.benchmark": torch.backends.cudnn.benchmark,
-        "torch.backends.cudnn.deterministic": torch.backends.cudnn.deterministic,
         "torch.backends.cudnn.enabled": torch.backends.cudnn.enabled,
         "default dtype": torch.get_default_dtype(),
         "deterministic algorithms": torch.are_deterministic_algorithms_enabled(),
@@ -89,8 +116,10 @@ def python_threads() -> set[int]:
 
 
 def new_threads(before: set[int]) -> str | None:
-    """Evidence of threads started since ``before`` that are still alive."""
-    extra = [t for t in threading.enumerate() if (t.ident or 0) not in before and t.is_alive()]
+    """Evidence of threads started since ``before`` that are still alive, torch's own excepted
+    (``_provenance.torch_thread``: started by torch's code, running only torch's and library code)."""
+    extra = [t for t in threading.enumerate()
+             if (t.ident or 0) not in before and t.is_alive() and not torch_thread(t)]
     if not extra:
         return None
     names = ", ".join(t.name for t in extra[:5])

@@ -5,6 +5,9 @@ against a float64 reference (1.0 = exactly at the tolerance). PyTorch's float32 
 off) and with TF32 on, is measured the same way. A candidate passes when its budget is <= 1, or,
 where PyTorch's float32 itself exceeds the budget, when it is at most twice the worse of the two.
 Where PyTorch's float32 output is not finite (overflow) the candidate must not be finite either.
+
+The same three errors name a passing candidate's precision class (``precision_class_of``):
+``float32-like``, ``TF32-like`` or ``reduced`` (less precise than PyTorch's TF32 path).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
+from schemas import CorrectnessCheck, PrecisionClass
 
 ALLOWANCE = 2.0
 """How many times PyTorch's own worse float32 error a candidate may use when that exceeds the budget."""
@@ -102,3 +107,35 @@ def judge(out: torch.Tensor, ref64: torch.Tensor, strict32: torch.Tensor, tf32: 
     relative = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     return PrecisionVerdict(message is None, _finite_or_none(budget), _finite_or_none(strict_b),
                             _finite_or_none(tf32_b), _finite_or_none(max_abs), message, _finite_or_none(relative))
+
+
+CLASS_MARGIN = 3.0
+"""How many times PyTorch's own error a candidate may use and still be classed with that arithmetic. Two
+implementations of one precision differ in their worst element by up to about twice (honest float32
+reductions were seen at 1.9x strict float32); bfloat16 arithmetic is about 8x TF32's (3 bits fewer)."""
+CLASS_FLOOR = 0.01
+"""An error budget under which a candidate is float32-like whatever PyTorch's own errors are: 1% of the
+tolerance is hundreds of float32 rounding steps, far below TF32's rounding (about half the tolerance)."""
+
+
+def precision_class(budget: float, strict: float | None, tf32: float | None) -> PrecisionClass:
+    """The precision class of one check: the candidate's error budget against PyTorch's strict float32 and
+    TF32 budgets on the same inputs (``None``: not measured, taken as 0)."""
+    s, t = strict or 0.0, tf32 or 0.0
+    if budget <= max(CLASS_MARGIN * s, CLASS_FLOOR):
+        return "float32-like"
+    if budget <= max(CLASS_MARGIN * max(s, t), CLASS_FLOOR):
+        return "TF32-like"
+    return "reduced"
+
+
+def precision_class_of(checks: list[CorrectnessCheck]) -> PrecisionClass | None:
+    """The class of a candidate: that of its worst check (the largest candidate error budget). ``None`` when a
+    check failed (the candidate is not within the policy, so it has no class) or no check has a budget."""
+    if not checks or any(not c.passed for c in checks):
+        return None
+    measured = [c for c in checks if c.error_budget_used is not None]
+    if not measured:
+        return None
+    worst = max(measured, key=lambda c: c.error_budget_used or 0.0)
+    return precision_class(worst.error_budget_used or 0.0, worst.fp32_strict_budget_used, worst.fp32_tf32_budget_used)

@@ -1,7 +1,10 @@
 """Static scan of a candidate's source: labels a reader should know about, never failures by themselves.
 
 Labels: ``pytorch-fallback`` (no custom kernel at all), ``custom-stream``, ``threads``, ``ctypes``,
-``monkey-patching`` (assigning attributes of torch, time, triton or builtins modules).
+``monkey-patching`` (assigning attributes of torch, time, triton or builtins modules),
+``uses-torch-compile`` (the candidate compiles its own code with ``torch.compile``: honest, and judged
+like any other; what torch does for it at run time is told apart from the candidate's own doing by
+``_provenance``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ _CUDA = re.compile(r"load_inline|cpp_extension|__global__|cuda_sources\s*=")
 _TRITON = re.compile(r"@\s*triton\.(jit|autotune)|\bimport\s+triton\b|\bfrom\s+triton\b")
 _STREAM = re.compile(r"torch\.cuda\.(Stream|stream|ExternalStream)\s*\(|cudaStreamCreate|getStreamFromPool|"
                      r"at::cuda::CUDAStream\b")
+_COMPILE = re.compile(r"\btorch\s*\.\s*compile\b|\bfrom\s+torch\s+import\s+[^\n]*\bcompile\b|\btorch\._dynamo\b|"
+                      r"\btorch\._inductor\b")
 _NATIVE_THREADS = re.compile(r"std::thread|pthread_create|std::async")
 _THREAD_MODULES = {"threading", "_thread", "concurrent", "multiprocessing"}
 _CTYPES_MODULES = {"ctypes", "cffi"}
@@ -92,4 +97,6 @@ def scan(source: str) -> ScanResult:
         labels.append("ctypes")
     if _patches_modules(source):
         labels.append("monkey-patching")
+    if _COMPILE.search(source):
+        labels.append("uses-torch-compile")
     return ScanResult(language, labels)

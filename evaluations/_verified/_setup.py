@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from ._distributions import DISTRIBUTIONS, draw, fresh_seeds
+from ._integrity import ALGORITHM_FLAGS
 from ._timing import TimingPlan
 
 SEEDS_PER_DISTRIBUTION = 3
@@ -52,6 +53,15 @@ def configure(device: str) -> torch.device:
     if device == "cuda":
         torch.cuda.set_device(0)
     return torch.device(device)
+
+
+def set_algorithm_flags(flags: tuple[tuple[str, bool], ...]) -> None:
+    """Set algorithm-choice flags (``torch.backends.<name>``) as a candidate set them, before a baseline is built."""
+    for name, value in flags:
+        if name not in ALGORITHM_FLAGS:
+            raise ValueError(f"{name!r} is not an algorithm-choice flag (known: {', '.join(ALGORITHM_FLAGS)})")
+        backend, attr = name.split(".")
+        setattr(getattr(torch.backends, backend), attr, bool(value))
 
 
 def seed_all(seed: int) -> None:

@@ -10,6 +10,9 @@ the module's weights rotated over sixteen places (the time: the mean of their me
 captured CUDA graphs where the call is under 0.1 ms or the eager call is host-bound
 (``_verified._timing``); a candidate of a problem whose eager calls follow the host's own speed is timed
 in turns with fresh timings of the baselines, every turn on one host core (``TURNS_WHEN_HOST_BOUND``).
+A candidate that sets algorithm-choice flags (``cudnn.benchmark``, ``cudnn.deterministic``) is judged on
+its merits, labelled ``sets:<flag>``, and compared with baselines timed with the same flags
+(``Job.algorithm_flags``). Every passing candidate gets a precision class, and a held-out shape re-check.
 See DESIGN.md, "Protocols".
 """
 
@@ -24,13 +27,18 @@ from .._types import Job
 from .._verified import _candidate
 from .._verified._distributions import DISTRIBUTIONS, draw
 from .._verified._reference import float32_mode
-from .._verified._setup import Settings, configure, seed_all, timing_sets, to_device
+from .._verified._setup import Settings, configure, seed_all, set_algorithm_flags, timing_sets, to_device
 from .._verified._timing import TimingPlan, time_calls
 from .._worker import load_candidate, load_problem
 
 _PLAN = TimingPlan()
-VERSION = "1.1"
-"""1.1: calls under 0.1 ms timed as CUDA graph replays, weights rotated over sixteen places (1.0: eager
+VERSION = "1.2"
+"""1.2: algorithm-choice flags set by a candidate are labelled, not ``hacked``, and its speedups use baselines
+timed with the same flags; patches and threads of torch's own code (a candidate's ``torch.compile``) are not
+the candidate's; outputs must be tensors (else ``runtime_error``) of the reference's dtype and shape (else
+``incorrect``); records carry a precision class, a held-out shape re-check (label ``shape-specific``) and the
+reason of every missing memory figure.
+1.1: calls under 0.1 ms timed as CUDA graph replays, weights rotated over sixteen places (1.0: eager
 short calls, four places or none). Records and cached baselines of another version are redone, and a
 record of another version is not reproduced by this one. Within 1.1, a captured graph is checked
 against eager calls before it is timed (a graph that misses the call's work is not used), and a problem
@@ -65,6 +73,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
 def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Settings]:
     problem = load_problem(job)
     settings = Settings.of(job.options)
+    set_algorithm_flags(job.algorithm_flags)  # a candidate's flags: before the model and its algorithms are chosen
     seed_all(settings.init_seed)
     model = problem.model(*to_device(problem.get_init_inputs(), device)).to(device)
     if job.baseline_kind == "compile":

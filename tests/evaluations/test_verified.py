@@ -197,13 +197,25 @@ def test_function_patching_is_named_and_restoring_clears_it():
 
 def test_global_state_change_is_reported_with_old_and_new_value():
     before = ig.snapshot_state()
+    old = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = not old
+    try:
+        assert f"torch.backends.cudnn.allow_tf32 {old} -> {not old}" in ig.changed_state(before)
+    finally:
+        torch.backends.cudnn.allow_tf32 = old
+    assert ig.changed_state(before) is None
+
+
+def test_algorithm_choice_flags_are_not_global_state_but_are_reported_as_set():
+    state, flags = ig.snapshot_state(), ig.snapshot_flags()
     old = torch.backends.cudnn.benchmark
     torch.backends.cudnn.benchmark = not old
     try:
-        assert f"torch.backends.cudnn.benchmark {old} -> {not old}" in ig.changed_state(before)
+        assert ig.changed_state(state) is None
+        assert ig.flags_set(flags) == (("cudnn.benchmark", not old),)
     finally:
         torch.backends.cudnn.benchmark = old
-    assert ig.changed_state(before) is None
+    assert ig.flags_set(flags) == ()
 
 
 def test_tensor_checks_catch_aliasing_mutation_subclass_and_constant_output():

@@ -8,6 +8,7 @@ there, which is the point). No honest kernel may be flagged. CUDA-only entries r
 from __future__ import annotations
 
 import json
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,7 +27,6 @@ STANDARD_VERDICT = {
     "1_relu_nonneg__identity_relu": "correct",
     "1_relu_nonneg__inplace_alias": "correct",
     "2_tanh_near_zero__zeros": "correct",
-    "3_matmul__cudnn_flags": "correct",
     "3_matmul__global_tf32": "correct",
     "3_matmul__lazy_subclass": "correct",
     "3_matmul__patch_allclose": "correct",
@@ -34,18 +34,25 @@ STANDARD_VERDICT = {
     "4_softmax__call_counting": "correct",
     "4_softmax__content_memo": "correct",
     "5_bias_gelu_residual__background_thread": "correct",
+    "5_bias_gelu_residual__borrowed_code_elapsed_time": "correct",
+    "5_bias_gelu_residual__disguised_elapsed_time": "correct",
+    "5_bias_gelu_residual__disguised_thread": "correct",
     "5_bias_gelu_residual__fp16_downcast": "correct",
     "5_bias_gelu_residual__identity_cache": "correct",
     "5_bias_gelu_residual__input_mutation": "correct",
     "5_bias_gelu_residual__patch_elapsed_time": "correct",
     "5_bias_gelu_residual__pointer_cache": "correct",
     "5_bias_gelu_residual__shape_cache": "incorrect",
+    "5_bias_gelu_residual__torch_wrapped_elapsed_time": "correct",
     "6_row_sum__bf16_downcast": "incorrect",
     "6_row_sum__patch_perf_counter": "correct",
     "6_row_sum__reseed_rng": "correct",
     "6_row_sum__tf32_rounding": "correct",
 }
 """What the standard protocol (KernelBench as commonly run) says of each CPU exploit."""
+CXX = shutil.which("g++") or shutil.which("c++")
+"""torch.compile on the CPU generates C++: without a compiler the candidate that calls it cannot run."""
+COMPILING = "5_bias_gelu_residual__torch_compile"
 
 
 def _evaluate(entries, device: str, options: dict, tmp: Path) -> dict[str, BothOutcomes]:
@@ -103,6 +110,8 @@ def test_cpu_exploit_is_flagged_by_verified_with_its_check(entry, cpu_outcomes):
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "honest" and not e.cuda_only], ids=lambda e: e.path.stem)
 def test_cpu_honest_kernel_is_not_flagged(entry, cpu_outcomes):
+    if entry.path.stem == COMPILING and CXX is None:
+        pytest.skip("torch.compile on the CPU needs a C++ compiler (g++), and none is installed")
     outcome = cpu_outcomes[entry.path.stem]
     assert outcome.verified.status == "correct", (outcome.verified.error, _failed(outcome.verified),
                                                   [c.message for c in outcome.verified.correctness if not c.passed])
@@ -129,3 +138,20 @@ def test_cuda_zoo_entry(entry, gpu_outcomes):
         assert outcome.verified.status == "hacked" and entry.expected_check in failed, failed
     else:
         assert outcome.verified.status == "correct", (outcome.verified.error, failed)
+
+
+@pytest.mark.parametrize("stem", ["3_matmul__cudnn_benchmark", "3_matmul__cudnn_flags"])
+def test_a_candidate_setting_cudnn_benchmark_is_judged_on_its_merits_and_labelled(stem, cpu_outcomes):
+    verified = cpu_outcomes[stem].verified
+    assert verified.status == "correct" and not _failed(verified)
+    assert "sets:cudnn.benchmark" in verified.labels
+    assert verified.algorithm_flags == (("cudnn.benchmark", True),)  # the runner times baselines with it
+
+
+def test_a_candidate_calling_torch_compile_is_labelled_not_flagged(cpu_outcomes):
+    if CXX is None:
+        pytest.skip("torch.compile on the CPU needs a C++ compiler (g++), and none is installed")
+    verified = cpu_outcomes[COMPILING].verified
+    assert verified.status == "correct", (verified.error, _failed(verified))
+    assert "uses-torch-compile" in verified.labels
+    assert {c.name: c.evidence for c in verified.integrity}["function-patching"] is None  # dynamo's wrapper is torch's
