@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from schemas import CorrectnessCheck
+from schemas import AlgorithmFlag, CorrectnessCheck
 
 from .._outcomes import CandidateOutcome
 from .._types import Job
@@ -237,7 +237,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
 
 
 def _labels(scanned: list[str], flags: tuple[tuple[str, bool], ...], shapes: Any) -> list[str]:
-    flag_labels = [f"sets:{name}" if value else f"sets:{name}-off" for name, value in flags]
+    flag_labels = [f"sets:{AlgorithmFlag(name=name, value=value).token}" for name, value in flags]  # type: ignore[arg-type]
     shape = [SHAPE_LABEL] if shapes is not None and shapes.passed is False else []
     return [*scanned, *flag_labels, *shape]
 

@@ -225,3 +225,24 @@ def test_the_validator_accepts_flagged_baselines_beside_plain_ones(v12_run):
     findings = [f for f in validate(root=out) if f.field != "kernel.path"]  # fixture kernels live outside out/
     assert findings == []
     assert len(list(out.rglob("*+cudnn.benchmark.json"))) == 3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("stem", ["5_bias_gelu_residual__torch_compile", "3_matmul__cudnn_benchmark",
+                                  "5_bias_gelu_residual__disguised_thread", "5_bias_gelu_residual__torch_wrapped_elapsed_time"])
+def test_on_a_gpu_torch_compile_and_cudnn_flags_pass_and_the_disguises_do_not(stem, tmp_path):
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    from evaluations._isolation import run_isolated
+    from evaluations.zoo import load_manifest
+
+    entry = next(e for e in load_manifest() if e.path.stem == stem)
+    result = run_isolated("evaluations.zoo._check:evaluate_both", (entry, "cuda", {"time_cap_s": 2.0}, str(tmp_path)),
+                          timeout_s=900, log_path=tmp_path / "log")
+    assert result.ok, result.output_tail[-2000:]
+    verified = result.value.verified
+    failed = {c.name: c.evidence for c in verified.integrity if not c.passed}
+    if entry.kind == "honest":  # inductor's threads and dynamo's wrappers are torch's own on the GPU too
+        assert verified.status == "correct", (verified.error, failed)
+    else:
+        assert verified.status == "hacked" and entry.expected_check in failed, failed
