@@ -222,7 +222,10 @@ def test_the_validator_accepts_flagged_baselines_beside_plain_ones(v12_run):
     from schemas._validate import validate
 
     out, _ = v12_run
-    findings = [f for f in validate(root=out) if f.field != "kernel.path"]  # fixture kernels live outside out/
+    # fixture kernels live outside out/, and the quick CPU run's reduced trials are recorded and refused as such:
+    # nothing else may be found (the flagged baselines beside the plain ones least of all)
+    findings = [f for f in validate(root=out) if f.field not in ("kernel.path", "correctness")
+                and not f.field.startswith("protocol.timing.")]
     assert findings == []
     assert len(list(out.rglob("*+cudnn.benchmark.json"))) == 3
 
