@@ -21,6 +21,7 @@ from ._record import (
     BaselineKind,
     BaselineRecord,
     BaselineTiming,
+    Claimed,
     CorrectnessCheck,
     Environment,
     IntegrityCheck,
@@ -45,7 +46,7 @@ from ._record import (
 __all__ = [
     "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit",
     "MAX_RECORD_BYTES", "ROUNDS_MAX", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "BaselineKind", "BaselineRecord",
-    "BaselineTiming", "CorrectnessCheck", "Environment", "IntegrityCheck", "KernelLanguage", "KernelSource",
+    "BaselineTiming", "Claimed", "CorrectnessCheck", "Environment", "IntegrityCheck", "KernelLanguage", "KernelSource",
     "MemoryStats", "ModelInfo", "ProblemRef", "ProtocolInfo", "ProtocolName", "Record", "RecordError",
     "Roofline", "Speedups", "Status", "TimingConfig", "TimingMethod", "TimingStats", "baseline_relpath",
     "dump_record", "export_schemas", "json_schemas", "load_record", "parse_record", "read_json",

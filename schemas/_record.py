@@ -373,6 +373,25 @@ class Roofline(_Strict):
     """Date the hardware ceilings were measured."""
 
 
+class Claimed(_Strict):
+    """What the kernel's source dataset claimed for it, kept beside our measurements (never used in them)."""
+
+    speedup: float | None = None
+    """The source's claimed speedup of the kernel against its own baseline."""
+    baseline: str | None = Field(default=None, max_length=80)
+    """What the source compared against, e.g. ``eager`` or ``torch.compile``."""
+    ms: float | None = None
+    """The source's own time of the kernel per call, milliseconds, when it gives one."""
+    source_field: str = Field(min_length=1, max_length=120)
+    """Which field of the dataset row the speedup came from, e.g. ``score_default`` or ``claimed.speedup``."""
+
+    @model_validator(mode="after")
+    def _finite(self) -> Claimed:
+        for name in ("speedup", "ms"):
+            _finite_non_negative(getattr(self, name), name)
+        return self
+
+
 class Record(_Strict):
     """One evaluation of one candidate kernel for one problem under one protocol on one hardware."""
 
@@ -412,6 +431,8 @@ class Record(_Strict):
     """For a reproduction record: repository path of the record it re-ran."""
     notes: list[str] = Field(default_factory=list)
     """Free-text remarks the runner attached (e.g. ``host-bound timing``)."""
+    claimed: Claimed | None = None
+    """The source dataset's own claim for this kernel (public datasets), shown beside the measured speedups."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Record:
