@@ -9,6 +9,11 @@ TF32-level error: the standard one through atol = rtol = 1e-2, the verified one 
 precision policy), so by default T_SOL uses the TF32 rate; ``tf32_allowed=False`` gives the strict
 float32 floor. bfloat16 and float16 problems use the bf16 rate. Without a ceilings file for the
 hardware nothing is made up: every function returns ``None``.
+
+The counts come from the problem's metadata: written by hand for the own suite (``_suite_counts``),
+counted automatically for imported suites (``_auto_counts``, through the committed KernelBench index or
+at load time; ``ProblemMeta.counted`` says which). Automatic counts are lower bounds (the FLOP counter
+sees only matrix products, convolutions and attention), so their floor is never above the true one.
 """
 
 from __future__ import annotations
