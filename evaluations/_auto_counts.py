@@ -9,10 +9,14 @@ storage, so even a problem of many gigabytes allocates nothing and computes noth
 - bytes: every input tensor, parameter and buffer that some operation of the forward reads, once,
   plus every output tensor, once.
 
-Both figures are lower bounds of what a kernel must do, so the floor T_SOL they give is never above
-the true one. A problem asking for a device (``device="cuda"``, ``.cuda()``, ``.to(...)``) stays on the
-meta device. Where the meta device cannot run the problem (an operation without a shape function, a
-value read back with ``.item()``), the problem gets no counts and a one-line reason instead.
+The bytes are a lower bound of what a kernel must move (unless the output ignores an input's values). The
+FLOPs are those of the reference's own algorithm: they leave out elementwise work, but may exceed what the
+problem needs where the inputs have structure (``torch.diag(A) @ B``), so ``_roofline`` keeps them out of
+the floor a time is held to.
+
+A problem asking for a device (``device="cuda"``, ``.cuda()``, ``.to(...)``) stays on the meta device.
+Where the meta device cannot run the problem (an operation without a shape function, a value read back
+with ``.item()``), the problem gets no counts and a one-line reason instead.
 """
 
 from __future__ import annotations
