@@ -9,18 +9,24 @@ Supported inputs:
 - a folder of candidates: ``NAME.py`` or ``NAME__LABEL.py`` solves problem ``NAME.py``; the sample
   index is the position of LABEL among the sorted labels of that problem (no label first);
 - a JSON-lines bundle holding problems and candidates together (see :data:`KNOWN_BUNDLES`).
+
+A problem whose source is a KernelBench file (``_kernelbench_index``) gets that file's suite revision,
+level, id and name, unless a ``meta.json`` or ``--suite`` names it otherwise.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._types import Candidate, Origin, Problem, ProblemMeta
+from ._kernelbench_index import KnownProblem, identify
+from ._types import Candidate, Claim, Origin, Problem, ProblemMeta
 
 META_FILE = "meta.json"
 CHECKOUT_SUITE = "kernelbench"
@@ -56,6 +62,41 @@ class BundleFormat:
     """Path of the problems in ``url`` at ``commit``; ``{level}`` and ``{name}`` are filled in."""
     rows_in_source: bool = False
     """Whether the bundle's row numbers are the rows of the file at ``kernel_path`` (same order)."""
+    claim: Callable[[dict[str, Any], str], Claim | None] | None = None
+    """Reads the source's own claim from a row (the second argument names the row in errors)."""
+
+
+def _number(row: dict[str, Any], key: str, where: str) -> float | None:
+    """A row's numeric field: ``None`` when absent or null; a LoadError naming the field otherwise."""
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise LoadError(f"{where}: field {key}: expected a finite non-negative number, got {value!r}")
+    return float(value)
+
+
+def _cuda_l1_claim(row: dict[str, Any], where: str) -> Claim | None:
+    """``score_default``: the authors' speedup against eager PyTorch (their other scores pair other baselines
+    or other variants of the kernel: ``cuda_graph_code``, ``cudnn_code``)."""
+    speedup = _number(row, "score_default", where)
+    return None if speedup is None else Claim(source_field="score_default", speedup=speedup, baseline="eager")
+
+
+def _triton_dump_claim(row: dict[str, Any], where: str) -> Claim | None:
+    """``claimed``: the source's H200 timings of the kernel and of the eager reference, and their ratio.
+
+    Its time fields are named ``runtime_*_us`` but hold milliseconds: KernelBench's CUDA-event timer
+    reports milliseconds; read so, the eager 4096 x 4096 matrix product's 2.76 is the H200's float32
+    rate, while read as microseconds the kernel's 1.71 would be 200 times its measured TF32 rate.
+    """
+    claimed = row.get("claimed")
+    if claimed is None:
+        return None
+    if not isinstance(claimed, dict):
+        raise LoadError(f"{where}: field claimed: expected an object, got {type(claimed).__name__}")
+    return Claim(source_field="claimed.speedup", speedup=_number(claimed, "speedup", f"{where}: claimed"),
+                 baseline="eager", ms=_number(claimed, "runtime_triton_us", f"{where}: claimed"))
 
 
 KNOWN_BUNDLES: tuple[BundleFormat, ...] = (
@@ -65,14 +106,17 @@ KNOWN_BUNDLES: tuple[BundleFormat, ...] = (
         model="CUDA-L1", provider="deepreinforce-ai/CUDA-L1",
         url="https://github.com/deepreinforce-ai/CUDA-L1", commit="51e8356bf844101cab2aeeca4bdff47ebb1953b8",
         kernel_path="optimized_cuda_code/h100.json", problem_path="optimized_cuda_code/h100.json",
-        rows_in_source=True,
+        rows_in_source=True, claim=_cuda_l1_claim,
     ),
     BundleFormat(
         name="kernelbench-triton-h200", file_name="dump.jsonl", level_key="level", id_key="problem_id",
         problem_key="problem_source", kernel_key="kernel_source", name_key="problem_name", suite=CHECKOUT_SUITE,
-        model="kernelbench-triton-dump", provider="ScalingIntelligence/KernelBench (branch sokserey/tritonDump)",
+        model="KernelBench Triton dump",
+        provider="ScalingIntelligence/KernelBench, branch sokserey/tritonDump (the source does not report "
+                 "which model wrote the kernels)",
         url="https://github.com/ScalingIntelligence/KernelBench", commit="6842d4f293f6736d758f5e1d19fee7cd1982e3fa",
-        kernel_path="triton_runs/level{level}_triton", problem_path="KernelBench/level{level}/{name}",
+        kernel_path="triton_runs/level{level}_triton/kernels/level{level}_problem{id}_triton.py",
+        problem_path="KernelBench/level{level}/{name}", claim=_triton_dump_claim,
     ),
 )
 """Public bundles recognised by file name and row keys (provenance: ``datasets/README.md``)."""
@@ -133,33 +177,56 @@ def _problem_files(root: Path) -> tuple[list[tuple[int | None, Path]], bool]:
 
 
 def load_problem_folder(root: str | Path, *, suite: str | None = None) -> list[Problem]:
-    """Problems from a folder of KernelBench-format files or a KernelBench checkout."""
+    """Problems from a folder of KernelBench-format files or a KernelBench checkout.
+
+    A file that ``meta.json`` does not describe and whose text is a KernelBench file gets that file's suite
+    revision (``kernelbench-v0`` for a v0 checkout), unless ``suite`` or ``meta.json`` names the suite.
+    """
     root = Path(root)
     if not root.is_dir():
         raise LoadError(f"{root}: not a folder")
     meta = _read_meta(root)
     files, checkout = _problem_files(root)
-    suite_name = suite or meta.get("suite") or (CHECKOUT_SUITE if checkout else root.resolve().name)
+    named_suite = suite or meta.get("suite")
+    suite_name = named_suite or (CHECKOUT_SUITE if checkout else root.resolve().name)
     problems: list[Problem] = []
     for index, (folder_level, file) in enumerate(files, start=1):
         source = file.read_text(encoding="utf-8")
         if file.name.startswith("_") or not _MODEL_CLASS.search(source):
             continue
         entry = meta.get("problems", {}).get(file.name, {})
+        known = identify(source) if not entry else None
         prefix = _ID_PREFIX.match(file.name)
         problems.append(Problem(
-            suite=suite_name, level=int(entry.get("level", folder_level or 1)),
+            suite=known.suite if known and not named_suite else suite_name,
+            level=int(entry.get("level", folder_level or 1)),
             id=int(entry.get("id", int(prefix.group(1)) if prefix else index)),
             name=str(entry.get("name", file.stem)), source=source,
             origin=Origin(path=repo_relpath(file, root.parent)),
-            meta=ProblemMeta(tags=tuple(entry.get("tags", ())), dtype=entry.get("dtype", "float32"),
-                             flops=entry.get("flops"), min_bytes=entry.get("min_bytes")),
-            file_name=file.name,
+            meta=known_meta(known) if known else _meta_of(entry, root / META_FILE, file.name), file_name=file.name,
         ))
     if not problems:
         raise LoadError(f"{root}: no problem files (Python files defining class Model)")
     _check_unique(problems, root)
     return problems
+
+
+def _meta_of(entry: dict[str, Any], meta_path: Path, file_name: str) -> ProblemMeta:
+    """A ``meta.json`` entry's metadata; its FLOP and byte counts are hand-written unless it says otherwise."""
+    flops, min_bytes = entry.get("flops"), entry.get("min_bytes")
+    counted = entry.get("counted", "hand") if flops is not None and min_bytes is not None else None
+    if counted not in (None, "hand", "automatic"):
+        raise LoadError(f"{meta_path}: problems.{file_name}.counted: expected 'hand' or 'automatic', got {counted!r}")
+    return ProblemMeta(tags=tuple(entry.get("tags", ())), dtype=entry.get("dtype", "float32"),
+                       flops=flops, min_bytes=min_bytes, counted=counted)
+
+
+def known_meta(known: KnownProblem) -> ProblemMeta:
+    """Metadata of an indexed KernelBench problem: its automatic counts, or why it has none."""
+    if known.flops is None or known.min_bytes is None:
+        return ProblemMeta(not_counted=known.not_counted or "not counted")
+    return ProblemMeta(dtype=known.dtype or "float32", flops=known.flops, min_bytes=known.min_bytes,
+                       counted="automatic")
 
 
 def _check_unique(problems: list[Problem], where: Path) -> None:
@@ -170,9 +237,15 @@ def _check_unique(problems: list[Problem], where: Path) -> None:
         seen[p.key] = p
 
 
-def _split_candidate_name(stem: str) -> tuple[str, str]:
-    name, sep, label = stem.partition("__")
-    return name, label if sep else ""
+def _split_candidate_name(stem: str, problem_stems: set[str]) -> tuple[str, str] | None:
+    """(problem stem, label) of a candidate file stem ``NAME`` or ``NAME__LABEL``: the longest problem stem
+    that the candidate's stem equals or continues with ``__`` (problem names may hold ``__`` or end in
+    ``_``); ``None`` when no problem's stem fits."""
+    fits = [name for name in problem_stems if stem == name or stem.startswith(name + "__")]
+    if not fits:
+        return None
+    name = max(fits, key=len)
+    return name, stem[len(name) + 2:]
 
 
 def load_candidate_folder(root: str | Path, problems: list[Problem], *, model: str,
@@ -188,12 +261,15 @@ def load_candidate_folder(root: str | Path, problems: list[Problem], *, model: s
     for file in sorted(root.rglob("*.py")):
         if file.name.startswith("_"):
             continue
-        name, label = _split_candidate_name(file.stem)
         level_match = _LEVEL_DIR.match(file.parent.name)
-        matches = [p for p in by_stem.get(name, [])
-                   if not level_match or p.level == int(level_match.group(1))]
-        if not matches:
-            raise LoadError(f"{file}: no problem named {name}.py among the loaded problems")
+        level = int(level_match.group(1)) if level_match else None
+        stems = {stem for stem, ps in by_stem.items() if level is None or any(p.level == level for p in ps)}
+        split = _split_candidate_name(file.stem, stems)
+        if split is None:
+            raise LoadError(f"{file}: no problem named {file.stem}.py among the loaded problems "
+                            "(a candidate is NAME.py or NAME__LABEL.py for problem NAME.py)")
+        name, label = split
+        matches = [p for p in by_stem[name] if level is None or p.level == level]
         if len(matches) > 1:
             raise LoadError(f"{file}: {name}.py exists in several levels; put the candidate in a levelN folder")
         found[matches[0].key].append((label, file))
@@ -222,7 +298,7 @@ def _bundle_format(path: Path, first_row: dict[str, Any]) -> BundleFormat:
     generic = shaped[0]
     return BundleFormat(name="custom", file_name=None, level_key=generic.level_key, id_key=generic.id_key,
                         problem_key=generic.problem_key, kernel_key=generic.kernel_key,
-                        name_key=generic.name_key, suite=path.stem)
+                        name_key=generic.name_key, suite=path.stem, claim=generic.claim)
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -244,7 +320,7 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _origin(fmt: BundleFormat, override: SourceOverride, local: str, template: str | None,
-            row: int, level: int, name: str) -> Origin:
+            row: int, level: int, pid: int, name: str) -> Origin:
     """Where a row's text lives: the public source (URL, commit, path, row) or the bundle file itself."""
     url = override.url or fmt.url
     commit = override.commit if override.url else fmt.commit
@@ -254,13 +330,31 @@ def _origin(fmt: BundleFormat, override: SourceOverride, local: str, template: s
         return Origin(path=override.path or local, row=row)
     if override.path or override.url:
         return Origin(path=override.path or local, url=url, commit=commit, row=row)
-    path = (template or local).format(level=level, name=name)
+    path = (template or local).format(level=level, id=pid, name=name)
     return Origin(path=path, url=url, commit=commit, row=row if fmt.rows_in_source else None)
+
+
+def _bundle_problem(fmt: BundleFormat, row: dict[str, Any], origin: Origin, level: int, pid: int,
+                    where: str) -> Problem:
+    """The row's problem, under its KernelBench name and id when its source is a KernelBench file."""
+    source = row.get(fmt.problem_key)
+    if not isinstance(source, str) or not source.strip():
+        raise LoadError(f"{where}: field {fmt.problem_key}: expected the problem's source text")
+    known = identify(source, prefer_suite=fmt.suite)
+    if known is not None:
+        return Problem(suite=known.suite, level=known.level, id=known.id, name=known.name, source=source,
+                       origin=origin, meta=known_meta(known), file_name=known.file_name)
+    file_name = str(row[fmt.name_key]) if fmt.name_key else f"task_{pid}.py"
+    return Problem(suite=fmt.suite, level=level, id=pid, name=Path(file_name).stem, source=source,
+                   origin=origin, file_name=file_name)
 
 
 def load_bundle(path: str | Path, *, model: str | None = None, provider: str | None = None,
                 override: SourceOverride | None = None) -> Loaded:
-    """Problems and candidates from a JSON-lines bundle; rows with an empty kernel are skipped."""
+    """Problems and candidates from a JSON-lines bundle; rows with an empty kernel are skipped.
+
+    Each candidate carries the row's own claim (``Candidate.claimed``) where the bundle's layout has one.
+    """
     path = Path(path)
     if not path.is_file():
         raise LoadError(f"{path}: no such file")
@@ -275,23 +369,23 @@ def load_bundle(path: str | Path, *, model: str | None = None, provider: str | N
     candidates: list[Candidate] = []
     samples: dict[str, int] = defaultdict(int)
     for row_index, row in enumerate(rows):
-        level, pid = int(row[fmt.level_key]), int(row[fmt.id_key])
+        where = f"{path}: row {row_index}"
+        try:
+            level, pid = int(row[fmt.level_key]), int(row[fmt.id_key])
+        except (KeyError, TypeError, ValueError):
+            raise LoadError(f"{where}: fields {fmt.level_key} and {fmt.id_key} must be integers") from None
         file_name = str(row[fmt.name_key]) if fmt.name_key else f"task_{pid}.py"
-        stem = Path(file_name).stem
         if (level, pid) not in problems:
-            problems[(level, pid)] = Problem(
-                suite=fmt.suite, level=level, id=pid, name=stem, source=row[fmt.problem_key],
-                origin=_origin(fmt, override, local, fmt.problem_path, row_index, level, file_name),
-                file_name=file_name,
-            )
+            origin = _origin(fmt, override, local, fmt.problem_path, row_index, level, pid, file_name)
+            problems[(level, pid)] = _bundle_problem(fmt, row, origin, level, pid, where)
         kernel = row.get(fmt.kernel_key) or ""
         if not kernel.strip():
             continue
         problem = problems[(level, pid)]
         candidates.append(Candidate(
             problem_key=problem.key, model=model_name, sample=samples[problem.key], label="",
-            source=kernel, origin=_origin(fmt, override, local, fmt.kernel_path, row_index, level, file_name),
-            provider=provider or fmt.provider,
+            source=kernel, origin=_origin(fmt, override, local, fmt.kernel_path, row_index, level, pid, file_name),
+            provider=provider or fmt.provider, claimed=fmt.claim(row, where) if fmt.claim else None,
         ))
         samples[problem.key] += 1
     return Loaded(problems=list(problems.values()), candidates=candidates)
@@ -304,8 +398,22 @@ def is_bundle(path: str | Path) -> bool:
 
 def load_inputs(problems: str | Path | None, candidates: str | Path, *, model: str | None,
                 provider: str | None = None, suite: str | None = None,
-                override: SourceOverride | None = None) -> Loaded:
-    """What ``kverdict eval`` evaluates: a bundle alone, or problems plus a folder of candidates."""
+                override: SourceOverride | None = None, count: bool = True) -> Loaded:
+    """What ``kverdict eval`` evaluates: a bundle alone, or problems plus a folder of candidates.
+
+    With ``count``, problems that have neither hand-written nor indexed counts are counted automatically
+    (``_auto_counts``), so their records get roofline figures.
+    """
+    loaded = _load_inputs(problems, candidates, model=model, provider=provider, suite=suite, override=override)
+    if not count:
+        return loaded
+    from ._auto_counts import with_automatic_counts
+
+    return Loaded(with_automatic_counts(loaded.problems), loaded.candidates)
+
+
+def _load_inputs(problems: str | Path | None, candidates: str | Path, *, model: str | None,
+                 provider: str | None, suite: str | None, override: SourceOverride | None) -> Loaded:
     if is_bundle(candidates):
         loaded = load_bundle(candidates, model=model, provider=provider, override=override)
         if problems is None:

@@ -9,6 +9,14 @@ TF32-level error: the standard one through atol = rtol = 1e-2, the verified one 
 precision policy), so by default T_SOL uses the TF32 rate; ``tf32_allowed=False`` gives the strict
 float32 floor. bfloat16 and float16 problems use the bf16 rate. Without a ceilings file for the
 hardware nothing is made up: every function returns ``None``.
+
+The counts come from the problem's metadata: written by hand for the own suite (``_suite_counts``),
+counted automatically for imported suites (``_auto_counts``, through the committed KernelBench index or
+at load time; ``ProblemMeta.counted`` says which). An automatic FLOP count is the reference's algorithm,
+which a kernel may beat honestly where the problem's inputs have structure: ``torch.diag(A) @ B`` counts
+N times the multiplications the product needs, ``torch.triu(A @ B)`` of triangular matrices six times.
+The record's figures (T_SOL, SOL score) use it as counted; the floor that the faster-than-physics check
+holds a time to (:func:`t_sol_ms_for`) keeps only the byte term for automatic counts.
 """
 
 from __future__ import annotations
@@ -77,12 +85,15 @@ def t_sol_ms(flops: float, min_bytes: float, ceilings: Ceilings, dtype: str = "f
 
 def t_sol_ms_for(problem: Problem, hardware: str, tf32_allowed: bool = True,
                  ceilings_dir: Path | None = None) -> float | None:
-    """The problem's T_SOL on ``hardware`` in ms; ``None`` without ceilings or FLOP/byte counts."""
+    """The floor no honest time of the problem on ``hardware`` goes below, in ms: T_SOL for hand-written
+    counts, the byte term alone for automatic ones (their FLOPs may exceed what the problem needs);
+    ``None`` without ceilings or FLOP/byte counts."""
     ceilings = load_ceilings(hardware, ceilings_dir)
     meta = problem.meta
     if ceilings is None or meta.flops is None or meta.min_bytes is None:
         return None
-    return t_sol_ms(meta.flops, meta.min_bytes, ceilings, meta.dtype, tf32_allowed)
+    flops = 0.0 if meta.counted == "automatic" else meta.flops
+    return t_sol_ms(flops, meta.min_bytes, ceilings, meta.dtype, tf32_allowed)
 
 
 def sol_score(candidate_ms: float, baseline_ms: float, t_sol: float) -> float | None:

@@ -541,6 +541,13 @@ def _kernel_source(candidate: Candidate) -> schemas.KernelSource:
                                 path=o.path, url=o.url, commit=o.commit, row=o.row)
 
 
+def _claimed(candidate: Candidate) -> schemas.Claimed | None:
+    """The source dataset's own claim for the kernel, as the record carries it."""
+    c = candidate.claimed
+    return None if c is None else schemas.Claimed(speedup=c.speedup, baseline=c.baseline, ms=c.ms,
+                                                  source_field=c.source_field)
+
+
 def _roofline(problem: Problem, hardware: str, candidate_ms: float, baseline_ms: float) -> schemas.Roofline | None:
     try:
         from ._roofline import roofline_for  # type: ignore[import-not-found]
@@ -595,7 +602,7 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
         correctness=outcome.correctness, timing=outcome.timing, baselines=timings,
         speedup=schemas.Speedups(**speedups),
         memory=memory, integrity=outcome.integrity, labels=outcome.labels, roofline=roofline, notes=outcome.notes,
-        precision_class=outcome.precision_class, shape_check=outcome.shape_check,
+        precision_class=outcome.precision_class, shape_check=outcome.shape_check, claimed=_claimed(candidate),
     )
 
 

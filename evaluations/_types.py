@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+Counted = Literal["hand", "automatic"]
+"""How a problem's FLOPs and bytes were found: written by hand from its sizes, or counted by running it."""
 
 
 def sha256_text(text: str) -> str:
@@ -30,6 +33,10 @@ class ProblemMeta:
     """Analytic floating-point operations of one forward call."""
     min_bytes: float | None = None
     """Fewest bytes one forward call must move (each input read once, each output written once)."""
+    counted: Counted | None = None
+    """How ``flops`` and ``min_bytes`` were found (``None`` while there are none)."""
+    not_counted: str | None = None
+    """Why an automatic count gave no figures (``None`` when counted or never tried)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,20 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """The source dataset's own claim for a kernel, as its row states it (``schemas.Claimed`` in records)."""
+
+    source_field: str
+    """Field of the row the speedup came from (dotted when nested, ``claimed.speedup``)."""
+    speedup: float | None = None
+    """The claimed speedup against the source's own baseline."""
+    baseline: str | None = None
+    """What the source compared against (``eager``, ``torch.compile``)."""
+    ms: float | None = None
+    """The source's own time of the kernel per call, milliseconds."""
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One candidate kernel (a source defining ``ModelNew``) for one problem."""
 
@@ -77,6 +98,8 @@ class Candidate:
     source: str
     origin: Origin
     provider: str | None = None
+    claimed: Claim | None = None
+    """What the kernel's source dataset claimed for it (public bundles only)."""
 
     @property
     def sha256(self) -> str:

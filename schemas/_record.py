@@ -424,16 +424,16 @@ class Roofline(_Strict):
 
 
 class Claimed(_Strict):
-    """What the kernel's source claims for it, as the source states it (not measured here)."""
+    """What the kernel's source dataset claimed for it, kept beside our measurements (never used in them)."""
 
     speedup: float | None = None
-    """The source's claimed speedup of the kernel over its baseline (``None`` = not stated)."""
-    baseline: str | None = Field(default=None, max_length=200)
-    """What the source's speedup is measured against, e.g. ``eager`` or ``torch.compile``."""
+    """The source's claimed speedup of the kernel against its own baseline."""
+    baseline: str | None = Field(default=None, max_length=80)
+    """What the source compared against, e.g. ``eager`` or ``torch.compile``."""
     ms: float | None = None
-    """The source's claimed time of one call of the kernel, milliseconds."""
-    source_field: str = Field(min_length=1, max_length=200)
-    """Name of the field of the source's data that holds the claim, e.g. ``score_default``."""
+    """The source's own time of the kernel per call, milliseconds, when it gives one."""
+    source_field: str = Field(min_length=1, max_length=120)
+    """Which field of the dataset row the speedup came from, e.g. ``score_default`` or ``claimed.speedup``."""
 
     @model_validator(mode="after")
     def _finite(self) -> Claimed:
@@ -490,7 +490,7 @@ class Record(_Strict):
     notes: list[str] = Field(default_factory=list)
     """Free-text remarks the runner attached (e.g. ``host-bound timing``)."""
     claimed: Claimed | None = None
-    """The speedup the kernel's source claims for it (public datasets), beside the measured ones."""
+    """The source dataset's own claim for this kernel (public datasets), shown beside the measured speedups."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Record:
