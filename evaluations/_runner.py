@@ -200,8 +200,6 @@ class Runner:
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
         """(protocol, problem key, ``flag_tag`` of kind and flags) -> baseline record, or None where it failed."""
         self._build_errors: dict[str, CandidateOutcome] = {}
-        self._prepared: dict[str, threading.Event] = {}
-        """Candidate sha256 -> set once its prepare job ended (only candidates that have one)."""
         self._prewarm = (default_prewarm(config.device, False, config.concurrent) if config.prewarm is None
                          else config.prewarm)
         self._spare: Spare | None = None
@@ -297,28 +295,23 @@ class Runner:
         for name, c in todo:
             if c.sha256 not in jobs and _extensions.kernel_language(c.source) != "pytorch":
                 jobs[c.sha256] = self._job(name, self.problems[c.problem_key], c)
-        for sha in jobs:
-            self._prepared.setdefault(sha, threading.Event())
         return list(jobs.values())
 
     def prepare(self, jobs: list[Job], advance: Any) -> None:
         """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process (see
-        ``_worker.warm_candidate``); an import that fails is the candidate's ``compile_error``. Each candidate's
-        evaluation waits for its own preparation (:meth:`evaluate`), nothing else does."""
+        ``_worker.warm_candidate``), before anything is timed: candidate code (an import, a constructor) may use
+        the device, and none may run beside a timing. An import that fails is the candidate's ``compile_error``."""
 
         def one(job: Job) -> None:
             c = job.candidate
             assert c is not None
-            try:
-                result = self._isolated("evaluations._worker:warm_candidate", job, f"build-{c.sha256[:16]}",
-                                        self.config.build_timeout_s, "build", spare=False)  # parallel: cold workers
-                if not result.ok and not (result.failure and result.failure.kind == "cancelled"):
-                    self._build_errors[c.sha256] = failed_outcome(result, building=True)
-                elif result.ok and result.value.error is not None:
-                    self._build_errors[c.sha256] = CandidateOutcome(
-                        status="compile_error", error=_error_text(result.value.error, result.output_tail))
-            finally:
-                self._prepared[c.sha256].set()
+            result = self._isolated("evaluations._worker:warm_candidate", job, f"build-{c.sha256[:16]}",
+                                    self.config.build_timeout_s, "build", spare=False)  # parallel: cold workers
+            if not result.ok and not (result.failure and result.failure.kind == "cancelled"):
+                self._build_errors[c.sha256] = failed_outcome(result, building=True)
+            elif result.ok and result.value.error is not None:
+                self._build_errors[c.sha256] = CandidateOutcome(
+                    status="compile_error", error=_error_text(result.value.error, result.output_tail))
             advance()
 
         with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
@@ -331,19 +324,19 @@ class Runner:
     def schedule(self, todo: list[tuple[str, Candidate, Path]]) -> list[Work]:
         """Every baseline the candidates in ``todo`` need and the candidates themselves, in the order a concurrent
         run starts them: problems in windows of ``config.concurrent``, and in each window the baselines that pace
-        the others, then the paced ones, then the candidates, those with nothing to build first. Records thus
+        the others, then the paced ones, then the candidates. Records thus
         complete window by window (an interrupted run keeps whole problems), and no worker sits waiting for a
         baseline started long after it."""
         order = {key: i for i, key in enumerate(dict.fromkeys(c.problem_key for _, c, _ in todo))}
         window = max(1, self.config.concurrent)
         keys = {(p, c.problem_key, kind) for p, c, _ in todo for kind in self.protocols[p].BASELINE_KINDS}
-        work: list[tuple[tuple[int, int, bool, str], Work]] = []
+        work: list[tuple[tuple[int, int, str], Work]] = []
         for key in keys:
             pacer = self.protocols[key[0]].SPEEDUP_BASELINE["vs_eager"]
-            work.append(((order[key[1]] // window, 0 if key[2] == pacer else 1, False, "/".join(key)), key))
+            work.append(((order[key[1]] // window, 0 if key[2] == pacer else 1, "/".join(key)), key))
         for item in todo:
             protocol, c, _ = item
-            work.append(((order[c.problem_key] // window, 2, c.sha256 in self._prepared, f"{protocol}/{c.sha256}"), item))
+            work.append(((order[c.problem_key] // window, 2, f"{protocol}/{c.sha256}"), item))
         return [w for _, w in sorted(work, key=lambda pair: pair[0])]
 
     def baseline(self, protocol: str, problem: Problem, kind: str, flags: AlgorithmFlags = ()) -> BaselineRecord | None:
@@ -422,10 +415,6 @@ class Runner:
         if any(b is None for b in baselines.values()):
             return None
         job = self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1])
-        prepared = self._prepared.get(candidate.sha256)
-        while prepared is not None and not prepared.wait(0.5):
-            if self.cancel.is_set():
-                return None
         outcome = self._build_errors.get(candidate.sha256)
         in_turns: dict[str, BaselineRecord] = {}
         if outcome is None:
@@ -663,9 +652,8 @@ def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary
     with _progress(config.progress) as progress:
         try:
             prepared = runner.preparations([(p, c) for p, c, _ in todo])
-            builds = progress.add_task("building and warming up candidates", total=len(prepared)) if prepared else None
-            overlap = config.concurrent > 1 and prepared  # under the GPU lock, beside baselines and other candidates
-            if prepared and not overlap:
+            if prepared:
+                builds = progress.add_task("building and warming up candidates", total=len(prepared))
                 runner.prepare(prepared, lambda: progress.advance(builds))
             task = progress.add_task("evaluating", total=len(todo))
 
@@ -694,10 +682,8 @@ def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary
                     else:
                         one(item)  # type: ignore[arg-type]
 
-                with _shared_gpu(config), ThreadPoolExecutor(max_workers=config.concurrent + 1) as pool:
-                    # builds beside everything, in the same order of problems (see Runner.schedule)
-                    futures = [pool.submit(runner.prepare, prepared, lambda: progress.advance(builds))] if overlap else []
-                    futures += [pool.submit(do, item) for item in work]
+                with _shared_gpu(config), ThreadPoolExecutor(max_workers=config.concurrent) as pool:
+                    futures = [pool.submit(do, item) for item in work]
                     try:
                         for future in futures:
                             future.result()

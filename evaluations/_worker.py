@@ -130,10 +130,9 @@ def use_caches(job: Job) -> None:
 def warm_candidate(job: Job) -> BuildResult:
     """Prepare stage: import the candidate (its extensions build here), then, on the device, construct it and
     call it once on the problem's inputs, so builds made in ``__init__`` or ``forward`` and Triton's
-    compilations land in the caches before the candidate is evaluated. The device part holds the GPU shared
-    (``_gpulock``), as any worker's device work does, so it never runs inside another worker's timing. Only
-    the import's failure is the candidate's verdict (``compile_error``); a failure after it is left for the
-    evaluation to report."""
+    compilations land in the caches before the candidate is evaluated. The runner runs this stage before any
+    timing starts (candidate code may use the device here, even while it builds). Only the import's failure
+    is the candidate's verdict (``compile_error``); a failure after it is left for the evaluation to report."""
     use_caches(job)
     try:
         model_new = load_candidate(job)
@@ -146,7 +145,7 @@ def warm_candidate(job: Job) -> BuildResult:
 
         problem = load_problem(job)
         device = torch.device("cuda")
-        with _gpulock.shared_on(job.device), torch.no_grad():
+        with torch.no_grad():
             torch.manual_seed(0)
             init = [v.to(device) if isinstance(v, torch.Tensor) else v for v in problem.get_init_inputs()]
             model = model_new(*init)
