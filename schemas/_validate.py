@@ -21,6 +21,7 @@ from typing import Any
 
 from ._io import RecordError, parse_record, read_json, record_relpath, slug
 from ._io import baseline_relpath as _baseline_relpath
+from ._manifest import manifest_problems
 from ._record import BaselineRecord, Record, speedup_between, statistic_ms
 
 PROTOCOLS: dict[str, dict[str, Any]] = {
@@ -124,6 +125,7 @@ def validate(paths: Iterable[str | os.PathLike[str]] | None = None, root: str | 
             loaded.append(item)
     findings += _check_duplicates(loaded)
     findings += _check_reproductions(loaded, repo)
+    findings += [Finding(_shown(p), "(manifest)", why) for p, why in manifest_problems(root_p, files)]
     return findings
 
 
