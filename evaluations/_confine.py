@@ -156,11 +156,10 @@ class Confinement:
     """Children the runner had before the run (pid -> start time): not the candidates'."""
     flagged: dict[int, str] = field(default_factory=dict)
     """Worker pid -> why its job fails (the signal its candidate sent)."""
-    external: list[int] = field(default_factory=list)
-    """Signals from outside taken after the watcher stopped, delivered again when the run's mask is lifted."""
     interrupted: threading.Event = field(default_factory=threading.Event)
     """Set when a signal from outside interrupts the run: every isolated call in flight stops (:func:`cancelled`)."""
-    stopping: threading.Event = field(default_factory=threading.Event)
+    watched: bool = False
+    """Whether the watched signals are blocked in the run's threads and taken by the watcher."""
 
     def reap(self) -> None:
         """Kill and reap every child of the runner that is not a worker, a helper or there before the run."""
@@ -186,7 +185,8 @@ class Confinement:
             source = sender in self.history or sender in self.killed or (
                 sender not in (0, self.runner) and _ancestor_in(sender, self.history, self.runner) is not None)
             if not source:
-                self._interrupt(info.si_signo)
+                self.interrupted.set()  # wakes a main thread that waits on evaluations in flight
+                _external(info.si_signo)
                 return
             worker = _ancestor_in(sender, self.history, self.runner) if sender not in self.history else sender
             if worker in (None, self.runner) and len(self.workers) == 1:
@@ -197,25 +197,10 @@ class Confinement:
             self.flagged.setdefault(worker, f"the candidate sent {name} to the runner (from pid {sender}); "
                                             "a candidate may not signal the harness, so its job is failed")
 
-    def _interrupt(self, signo: int) -> None:
-        if self.stopping.is_set():
-            self.external.append(signo)
-            return
-        self.interrupted.set()  # wakes a main thread that waits on evaluations in flight
-        handled = callable(signal.getsignal(signo))
-        _thread.interrupt_main(signo if handled else signal.SIGINT)
-
     def drain(self) -> None:
         """Judge every watched signal pending now."""
         with self.lock:
             while (info := signal.sigtimedwait(WATCHED, 0)) is not None:
-                self.take(info)
-
-    def watch(self) -> None:
-        """The watcher thread's loop: take each watched signal as it comes, until the run ends."""
-        while not self.stopping.is_set():
-            info = signal.sigtimedwait(WATCHED, WATCH_POLL_S)
-            if info is not None:
                 self.take(info)
 
 
@@ -233,6 +218,8 @@ def spawn(proc: Any) -> None:
         proc.start()
         state.workers.add(proc.pid)
         state.history.add(proc.pid)
+    if state.watched:  # multiprocessing's resource tracker unblocks SIGINT and SIGTERM after starting itself
+        signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
 
 
 def signalled(pid: int | None, settle: bool = False) -> str | None:
@@ -243,9 +230,8 @@ def signalled(pid: int | None, settle: bool = False) -> str | None:
     if not _ACTIVE or pid is None:
         return None
     state = _ACTIVE[0]
-    if settle and threading.current_thread() is not threading.main_thread():
+    if settle and state.watched:
         time.sleep(SETTLE_S)  # let the watcher finish a signal it has just taken
-    if settle:
         state.drain()
     return state.flagged.get(pid)
 
@@ -274,41 +260,98 @@ def cancelled() -> bool:
     return bool(_ACTIVE) and _ACTIVE[0].interrupted.is_set()
 
 
+_WATCHING: list[threading.Event] = []
+"""The stop event of this process's watcher thread, while one runs."""
+_LATE: list[int] = []
+"""Signals from outside taken while the watcher stops, raised again once they are unblocked."""
+
+
+def _external(signo: int) -> None:
+    """A signal from outside: what it would have done without the watcher (interrupt, or end the process)."""
+    handler = signal.getsignal(signo)
+    if handler == signal.SIG_IGN:
+        return
+    if _WATCHING and _WATCHING[0].is_set():
+        _LATE.append(signo)
+    elif callable(handler):
+        _thread.interrupt_main(signo)
+    elif _ACTIVE:
+        _thread.interrupt_main(signal.SIGINT)  # a run ends as on Ctrl-C: its finished records are kept
+    else:
+        os._exit(128 + signo)
+
+
+def _watch(stop: threading.Event) -> None:
+    while not stop.is_set():
+        info = signal.sigtimedwait(WATCHED, WATCH_POLL_S)
+        if info is None:
+            continue
+        if _ACTIVE and _ACTIVE[0].watched:
+            _ACTIVE[0].take(info)
+        else:
+            _external(info.si_signo)
+
+
+@contextmanager
+def watching() -> Iterator[bool]:
+    """Block ``WATCHED`` in this (the main) thread and take them on one watcher thread; yields whether it does.
+
+    Entered before anything starts a thread (before torch is imported: its threads inherit the mask),
+    every thread of the process leaves the watched signals to the watcher, so :func:`confined` can tell a
+    candidate's signal from anyone else's. Signals from outside act as they would without it. Not in the
+    main thread, or inside another such block, it does nothing.
+    """
+    if _WATCHING or threading.current_thread() is not threading.main_thread() or not sys.platform.startswith("linux"):
+        yield bool(_WATCHING)
+        return
+    stop = threading.Event()
+    signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+    watcher = threading.Thread(target=_watch, args=(stop,), name="kverdict-signal-watch", daemon=True)
+    watcher.start()
+    _WATCHING.append(stop)
+    try:
+        yield True
+    finally:
+        stop.set()
+        watcher.join()
+        while (info := signal.sigtimedwait(WATCHED, 0)) is not None:
+            (_ACTIVE[0].take if _ACTIVE and _ACTIVE[0].watched else lambda i: _external(i.si_signo))(info)
+        _WATCHING.clear()
+        late, _LATE[:] = list(_LATE), []
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
+        for signo in late:
+            signal.raise_signal(signo)
+
+
 @contextmanager
 def confined() -> Iterator[Confinement | None]:
     """Confine the workers of the run in this block (see the module's docstring); yields its state.
 
-    Signals are watched only when the block runs in the main thread (the one an interrupt reaches);
-    a nested block leaves the outer one in charge.
+    Signals are told apart only under :func:`watching` (entered here when it is not already, which is
+    reliable only where no thread started before it: the command line enters it first); a nested block
+    leaves the outer one in charge.
     """
     if _ACTIVE or not sys.platform.startswith("linux"):
         with allowlisted_environ() if not _ACTIVE else _nothing():
             yield _ACTIVE[0] if _ACTIVE else None
         return
-    state = Confinement(runner=os.getpid(), exempt=_children(os.getpid()))
-    watch = threading.current_thread() is threading.main_thread()
-    subreaper = _set_subreaper(True)
-    watcher = threading.Thread(target=state.watch, name="kverdict-signal-watch", daemon=True)
-    if watch:
-        signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)  # before any thread of the run: they inherit it
-        watcher.start()
-    _ACTIVE.append(state)
-    try:
-        with allowlisted_environ():
-            yield state
-    finally:
-        state.stopping.set()
-        if watch:
-            watcher.join()
-        state.reap()
-        _ACTIVE.clear()
-        if subreaper:
-            _set_subreaper(False)
-        if watch:
-            state.drain()
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
-            for signo in state.external:
-                signal.raise_signal(signo)
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()  # now, as starting it unblocks SIGINT and SIGTERM in the calling thread
+    with watching() as watched:
+        state = Confinement(runner=os.getpid(), exempt=_children(os.getpid()), watched=watched)
+        subreaper = _set_subreaper(True)
+        _ACTIVE.append(state)
+        try:
+            with allowlisted_environ():
+                yield state
+        finally:
+            state.reap()
+            if watched:
+                state.drain()  # signals candidates sent before they were killed are still theirs
+            _ACTIVE.clear()
+            if subreaper:
+                _set_subreaper(False)
 
 
 @contextmanager
