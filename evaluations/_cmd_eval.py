@@ -188,6 +188,8 @@ def print_summary(summary: Any, protocols: tuple[str, ...]) -> None:
     lines = [f"{len(summary.written)} records written, {len(summary.skipped)} already finished (skipped)"]
     lines += [f"reference failed, candidates not evaluated: {key}: {reason}"
               for key, reason in sorted(summary.reference_failures.items())]
+    lines += [f"changed since its run wrote it (digest differs from the manifest), redone: {path}"
+              for path in summary.tampered]
     lines += phase_lines(summary)
     try:
         from rich.console import Console

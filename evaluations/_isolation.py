@@ -3,7 +3,9 @@
 A candidate may segfault, hang, call ``os._exit``, corrupt the CUDA context or print without end;
 none of that may reach the runner. The child's stdout and stderr are redirected at the file
 descriptor level (so C++ and CUDA output is caught too) into a log file whose size the parent
-watches; the child runs in its own process group so its own children die with it.
+watches; the child runs in its own process group so its own children die with it. During a run,
+``_confine`` tracks every child, kills what it leaves behind and fails a child whose candidate
+signalled the runner.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Literal
 
-from . import _gpulock
+from . import _confine, _gpulock
 
 GRACE_S = 5.0
 """Seconds between SIGTERM and SIGKILL when a child must be stopped."""
@@ -36,8 +38,9 @@ TAIL_BYTES = 3000
 PARENT_WATCH_S = 1.0
 """How often a child checks that its parent is still alive (it exits when orphaned)."""
 
-FailureKind = Literal["timeout", "signal", "exit", "output_flood", "exception", "cancelled"]
-"""Why no value came back: deadline passed, killed by a signal, exited early, too much output, raised, or the run stopped."""
+FailureKind = Literal["timeout", "signal", "exit", "output_flood", "exception", "cancelled", "signalled_runner"]
+"""Why no value came back: deadline passed, killed by a signal, exited early, too much output, raised, the run
+stopped, or the child (or a process it started) sent a signal to the runner."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ def _serve(target: str, payload: Any, conn: Any) -> None:
 
 
 def _child_main(target: str, payload: Any, log_path: str, conn: Any, parent_pid: int) -> None:
+    _confine.unblock_in_child()
     os.setpgrp()
     _redirect(log_path)
     faulthandler.enable(file=sys.stderr)
@@ -116,6 +120,7 @@ def _child_main(target: str, payload: Any, log_path: str, conn: Any, parent_pid:
 
 def _spare_main(preload: tuple[str, ...], spare_log: str, jobs: Any, conn: Any, parent_pid: int) -> None:
     """A spare child: import ``preload`` (no job code yet), then wait for exactly one job and serve it."""
+    _confine.unblock_in_child()
     os.setpgrp()
     _redirect(spare_log)
     faulthandler.enable(file=sys.stderr)
@@ -154,6 +159,7 @@ def _stop(proc: Any) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    _confine.finished(proc.pid)  # what left the group (a new session, a double fork) dies too
 
 
 def _tail(path: Path) -> str:
@@ -216,7 +222,7 @@ def start_spare(preload: tuple[str, ...], log_dir: str | os.PathLike[str]) -> Sp
     reader, writer = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_spare_main, args=(tuple(preload), spare_log, job_reader, writer, os.getpid()),
                        name="kverdict-worker")
-    proc.start()
+    _confine.spawn(proc)
     job_reader.close()
     writer.close()
     return Spare(proc, job_writer, reader, spare_log)
@@ -277,7 +283,7 @@ def _dispatch(spare: Spare | None, target: str, payload: Any, log: Path) -> tupl
     reader, writer = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(target, payload, str(log), writer, os.getpid()),
                        name="kverdict-worker")
-    proc.start()
+    _confine.spawn(proc)
     writer.close()
     return proc, reader
 
@@ -315,8 +321,10 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
             if log.stat().st_size > max_output_bytes:
                 failure = Failure("output_flood", f"worker wrote more than {max_output_bytes} bytes of output and was killed")
                 break
-            if cancel is not None and cancel.is_set():
+            if (cancel is not None and cancel.is_set()) or _confine.cancelled():
                 failure = Failure("cancelled", "the run was interrupted")
+                break
+            if _confine.signalled(proc.pid):
                 break
             if time.monotonic() - start > timeout_s + min(timeout_s, _gpulock.waited_s(lock, proc.pid)):
                 failure = Failure("timeout", f"worker exceeded its {timeout_s:g} s deadline and was killed")
@@ -326,6 +334,9 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
         reader.close()
     wall = time.monotonic() - start
     tail = _tail(log)
+    sent = _confine.signalled(proc.pid, settle=True)
+    if sent is not None and (failure is None or failure.kind != "cancelled"):
+        failure = Failure("signalled_runner", sent)  # whatever it returned: it attacked the harness
     if failure is None and message is None:
         failure = _exit_failure(proc.exitcode)
     if failure is None and message is not None and message[0] == "raised":

@@ -23,8 +23,9 @@ from typing import Any
 
 import schemas
 from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, Record
+from schemas._manifest import Manifest
 
-from . import _extensions, _gpulock, _turns
+from . import _confine, _extensions, _gpulock, _turns
 from ._gpubusy import BusySampler
 from ._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_spare
 from ._loaders import Loaded
@@ -93,6 +94,8 @@ class RunSummary:
     """Every isolated job and record write of the run, by phase, with its wall time."""
     gpu: BusySampler | None = None
     """The GPU's busy share over the run (CUDA runs only)."""
+    tampered: list[Path] = field(default_factory=list)
+    """Records whose file differs from the digest the manifest lists: changed after they were written, redone."""
 
     def status_counts(self, protocol: str) -> Counter[str]:
         """How many records of ``protocol`` have each status."""
@@ -154,12 +157,21 @@ def _existing(path: Path) -> Record | BaselineRecord | None:
         return None
 
 
-def _finished(path: Path, candidate: Candidate, info: ProtocolInfo) -> Record | None:
+def _finished(path: Path, candidate: Candidate, problem: Problem, info: ProtocolInfo, env: Environment,
+              manifest: Manifest) -> Record | None:
+    """The record at ``path`` when it is this run's finished work: the same kernel, problem source, protocol
+    parameters (all of them: tolerances, seeds, distributions, timing, trial counts) and environment, and
+    byte for byte what a run wrote (its digest in ``manifest``). Anything else is redone."""
     existing = _existing(path)
     if isinstance(existing, Record) and existing.kernel.sha256 == candidate.sha256 \
-            and existing.protocol.version == info.version and existing.protocol.timing == info.timing:
+            and existing.problem.source_sha256 == problem.sha256 and existing.protocol == info \
+            and _same_environment(existing.environment, env) and not manifest.contradicts(path):
         return existing
     return None
+
+
+def _same_environment(a: Environment, b: Environment) -> bool:
+    return (a.device_name, a.torch, a.hardware) == (b.device_name, b.torch, b.hardware)
 
 
 def _error_text(message: str | None, tail: str) -> str | None:
@@ -196,6 +208,7 @@ class Runner:
         self.protocols = {name: get_protocol(name) for name in config.protocols}
         self.infos = {name: effective_info(m, config.options) for name, m in self.protocols.items()}
         self.summary = summary if summary is not None else RunSummary()
+        self.manifest = Manifest(config.out_dir)
         self.cancel = threading.Event()
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
         """(protocol, problem key, ``flag_tag`` of kind and flags) -> baseline record, or None where it failed."""
@@ -247,6 +260,7 @@ class Runner:
     def _write(self, path: Path, record: Record | BaselineRecord) -> None:
         with self.summary.phases.span("write", path.name):
             schemas.write_record(path, record)
+            self.manifest.add(path, schemas.dump_record(type(record).model_validate(record.model_dump())))
 
     def _next_spare(self) -> Spare | None:
         """A worker that has imported ahead, where prewarming is on: one at a time, the spare started during the
@@ -280,7 +294,9 @@ class Runner:
         for name, info in self.infos.items():
             for c in self.candidates:
                 path = record_path(self.config.out_dir, self.env, info, self.problems[c.problem_key], c)
-                done = _finished(path, c, info)
+                done = _finished(path, c, self.problems[c.problem_key], info, self.env, self.manifest)
+                if self.manifest.contradicts(path):
+                    self.summary.tampered.append(path)
                 if done is not None:
                     self.summary.skipped.append(path)
                     self.summary.records.append(done)
@@ -385,6 +401,10 @@ class Runner:
         same = (isinstance(existing, BaselineRecord) and existing.problem.source_sha256 == problem.sha256
                 and existing.protocol == info and existing.environment.torch == self.env.torch
                 and existing.environment.device_name == self.env.device_name)
+        if same and self.manifest.contradicts(path):
+            if path not in self.summary.tampered:
+                self.summary.tampered.append(path)
+            return None
         return existing if same else None
 
     def _memory_missing(self, module: ModuleType, job: Job) -> str:
@@ -644,7 +664,13 @@ class _SilentProgress(_PlainProgress):
 
 def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary | None = None) -> RunSummary:
     """Evaluate every candidate under every protocol of ``config``; returns what was done (``summary``, when
-    given, is filled as the run goes, so an interrupted run's caller still has it)."""
+    given, is filled as the run goes, so an interrupted run's caller still has it). The run's workers are
+    confined (``_confine``): allowlisted environment, no survivor, a signal from a candidate fails only it."""
+    with _confine.confined():
+        return _run(loaded, config, env, summary)
+
+
+def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary | None = None) -> RunSummary:
     runner = Runner(loaded, config, env, summary)
     todo = runner.pending()
     if config.device == "cuda":

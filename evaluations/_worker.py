@@ -1,13 +1,14 @@
 """Code that runs inside a worker process: load a problem and a candidate, call the protocol.
 
 Every function here is a target of :func:`evaluations._isolation.run_isolated` or a helper the
-protocols call inside the worker. Problem and candidate sources are written to files and imported
-from there (Triton's ``@jit`` reads its function's source through ``inspect``).
+protocols call inside the worker. Problem and candidate sources are compiled from their text
+(:func:`load_module`), never imported from a file or a bytecode cache another process could write.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.machinery
+import linecache
 import os
 import sys
 import tempfile
@@ -42,33 +43,42 @@ class BuildResult(NamedTuple):
     error: str | None
 
 
-def _modules_dir(job: Job) -> Path:
-    base = Path(job.build_dir) if job.build_dir else Path(tempfile.gettempdir()) / "kverdict-build"
-    folder = base / "modules"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+_PRIVATE_DIR: list[Path] = []
+"""This process's own folder for copies of loaded sources (made on first use)."""
 
 
-def load_module(source: str, prefix: str, folder: Path) -> ModuleType:
-    """Import a source text as a module backed by a file named after its hash."""
+def _private_dir() -> Path:
+    if not _PRIVATE_DIR:
+        _PRIVATE_DIR.append(Path(tempfile.mkdtemp(prefix=f"kv-modules-{os.getpid()}-")))
+    return _PRIVATE_DIR[0]
+
+
+def load_module(source: str, prefix: str, folder: Path | None = None) -> ModuleType:
+    """Compile ``source`` and run it as a fresh module named after its hash, never reading a file or a cache.
+
+    No ``.pyc`` is read or written, so bytecode another process left in a shared folder cannot stand in for
+    a problem or candidate. The text is registered in ``linecache`` under the module's ``__file__`` (a
+    copy in ``folder``, by default a folder private to this process, for tracebacks and tools; never read
+    back), so ``inspect.getsource`` works as Triton's ``@jit`` needs.
+    """
     name = f"kv_{prefix}_{sha256_text(source)[:16]}"
-    path = folder / f"{name}.py"
-    if not path.exists() or path.read_text(encoding="utf-8") != source:
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(source)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
+    path = (folder or _private_dir()) / f"{name}.py"
+    if not path.exists():
+        path.write_text(source, encoding="utf-8")
+    filename = str(path)
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    code = compile(source, filename, "exec", dont_inherit=True)
+    module = ModuleType(name)
+    module.__file__ = filename
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None, origin=filename)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    exec(code, module.__dict__)  # noqa: S102 - running the problem or candidate is this function's job
     return module
 
 
 def load_problem(job: Job) -> ProblemModule:
     """The problem's ``Model``, ``get_inputs`` and ``get_init_inputs``."""
-    module = load_module(job.problem.source, "problem", _modules_dir(job))
+    module = load_module(job.problem.source, "problem")
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, n)]
     if missing:
         raise RuntimeError(f"problem {job.problem.name} lacks {', '.join(missing)}")
@@ -91,7 +101,7 @@ def load_candidate(job: Job) -> type:
     if job.build_dir:
         _extensions.install(Path(job.build_dir) / "extensions")
     try:
-        module = load_module(job.candidate.source, "candidate", _modules_dir(job))
+        module = load_module(job.candidate.source, "candidate")
     except Exception as exc:
         raise CandidateLoadError(describe(exc)) from exc
     if not hasattr(module, "ModelNew"):

@@ -11,6 +11,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from . import _confine
+
 COMMAND_MODULES = ("_cmd_eval", "_cmd_validate", "_cmd_audit", "_cmd_reproduce")
 """Modules under ``evaluations`` that register subcommands, in help order."""
 
@@ -40,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kverdict`` console script."""
+    with _confine.watching():  # first, before any thread starts: see _confine.watching
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

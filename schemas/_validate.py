@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from ._io import RecordError, inside_repository, parse_record, read_json, record_relpath, slug, validate_strict
 from ._io import baseline_relpath as _baseline_relpath
+from ._manifest import MANIFEST_RELPATH, manifest_problems
 from ._record import BaselineRecord, Record, TimingConfig, speedup_between, statistic_ms
 from ._validate_names import NORMAL_FORM_FIELDS, bad_char, normal_form_problem
 from ._validate_protocol import Pinned, pinned_faults, trial_faults
@@ -85,7 +86,7 @@ SPEEDUP_ABS_TOL = 5e-3
 NAME_FIELDS = ("model.name", "model.provider", "problem.suite", "problem.name", "environment.device_name",
                "protocol.distributions", "labels", "integrity.name", "correctness.name")
 """Fields shown as names on the site: control and bidirectional-override characters are refused there."""
-ALLOWED_EXTRA_FILES = frozenset({"README.md", ".gitkeep"})
+ALLOWED_EXTRA_FILES = frozenset({"README.md", ".gitkeep", MANIFEST_RELPATH.name})
 """Non-record files tolerated under ``records/``."""
 ERROR_FIELDS = ("max_abs_error", "error_budget_used", "fp32_strict_budget_used", "fp32_tf32_budget_used")
 """Error measures of a correctness check: never negative."""
@@ -117,6 +118,7 @@ def validate(paths: Iterable[str | os.PathLike[str]] | None = None, root: str | 
         except (OSError, RecursionError, ValueError) as exc:
             file_findings = [Finding(shown, "(file)", f"cannot be checked: {type(exc).__name__}: {exc}")]
         findings += file_findings
+    findings += [Finding(shown_path(p), "(manifest)", why) for p, why in manifest_problems(root_p, files)]
     findings += check_duplicates(loaded)
     findings += check_reproductions(loaded, repo)
     findings += check_baseline_ids(loaded, root_p)

@@ -77,3 +77,11 @@ def time_exclusive(args: tuple[str, str, str | None]) -> tuple[float, float, flo
             time.sleep(0.3)
             end = time.monotonic()
         return start, end, _gpulock.waited_s(os.environ[_gpulock.ENV], os.getpid())
+
+
+def signal_parent(_: object) -> int:
+    """Send SIGINT to the runner, then return as if nothing happened."""
+    import signal
+
+    os.kill(os.getppid(), signal.SIGINT)
+    return 1

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 from evaluations._isolation import run_isolated
 
@@ -110,3 +114,32 @@ def test_a_spare_pool_hands_out_live_spares_one_job_each_and_closes_them_all(tmp
     third.discard()
     assert pool.take() is None
     assert not any(p.is_alive() for p in waiting)
+
+
+CONFINED_CALLS = """
+import sys
+from evaluations import _confine
+from evaluations._isolation import run_isolated
+
+if __name__ == "__main__":
+    with _confine.confined():
+        sent = run_isolated("tests.evaluations.isolation_targets:signal_parent", None, timeout_s=60,
+                            log_path=sys.argv[1] + "/sent.log")
+        after = run_isolated("tests.evaluations.isolation_targets:double", 4, timeout_s=60,
+                             log_path=sys.argv[1] + "/ok.log")
+    print(sent.failure.kind, sent.failure.message)
+    print(after.value)
+"""
+
+
+def test_inside_a_confined_run_a_signal_from_the_child_fails_only_that_call(tmp_path):
+    # a process of its own: no thread may predate the watcher (see _confine.watching)
+    script = tmp_path / "confined_calls.py"
+    script.write_text(CONFINED_CALLS)
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], cwd=repo, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(repo)), timeout=300, start_new_session=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    sent, after = done.stdout.splitlines()
+    assert sent.startswith("signalled_runner ") and "sent SIGINT to the runner" in sent
+    assert after == "8"  # the next call runs as usual

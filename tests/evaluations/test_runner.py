@@ -114,14 +114,23 @@ def test_a_record_of_another_protocol_version_is_not_finished_work(main_run):
     from types import SimpleNamespace
 
     from evaluations._runner import _finished
+    from schemas._manifest import Manifest
 
     base, _, _ = main_run
     path = next(p for p in (base / "out").rglob("*.json") if "_baselines" not in p.parts)
     record = schemas.load_record(path)
     candidate = SimpleNamespace(sha256=record.kernel.sha256)
-    assert _finished(path, candidate, record.protocol) == record  # resume skips it
-    other = record.protocol.model_copy(update={"version": record.protocol.version + ".1"})
-    assert _finished(path, candidate, other) is None  # a re-run under a changed protocol redoes it
+    problem = SimpleNamespace(sha256=record.problem.source_sha256)
+    manifest = Manifest(base / "out")
+
+    def finished(info=record.protocol, env=record.environment, source=problem):
+        return _finished(path, candidate, source, info, env, manifest)
+
+    assert finished() == record  # resume skips it
+    assert finished(info=record.protocol.model_copy(update={"version": record.protocol.version + ".1"})) is None
+    assert finished(info=record.protocol.model_copy(update={"seeds": record.protocol.seeds[:1]})) is None
+    assert finished(env=record.environment.model_copy(update={"torch": "0.0.1"})) is None
+    assert finished(source=SimpleNamespace(sha256="0" * 64)) is None
 
 
 def test_hang_times_out_and_baseline_is_reused(main_run, tmp_path, fixtures_dir):
