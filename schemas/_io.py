@@ -195,17 +195,22 @@ def write_record(path: str | os.PathLike[str], record: BaseModel) -> Path:
     p = Path(path)
     text = dump_record(type(record).model_validate(record.model_dump()))
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    write_atomic(p, text)
+    return p
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a synced temporary file in the same folder, then rename it."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, p)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return p
 
 
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")

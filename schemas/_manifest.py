@@ -17,11 +17,12 @@ import fcntl
 import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
+
+from ._io import write_atomic
 
 MANIFEST_RELPATH = PurePosixPath("MANIFEST.sha256")
 """Where the manifest lives under a records folder (a hidden folder: the validator's walk skips it)."""
@@ -95,7 +96,7 @@ class Manifest:
         with _locked(target.with_suffix(".lock")):
             merged = {**read_manifest(self.root), key: self.entries[key]}
             self.entries.update(merged)
-            _write_atomic(target, "".join(f"{digest}  {rel}\n" for rel, digest in sorted(merged.items())))
+            write_atomic(target, "".join(f"{digest}  {rel}\n" for rel, digest in sorted(merged.items())))
 
 
 @contextmanager
@@ -107,18 +108,6 @@ def _locked(path: Path) -> Iterator[None]:
     finally:
         os.close(fd)
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def manifest_problems(root: Path, files: Iterable[Path]) -> list[ManifestProblem]:

@@ -86,7 +86,7 @@ SPEEDUP_ABS_TOL = 5e-3
 NAME_FIELDS = ("model.name", "model.provider", "problem.suite", "problem.name", "environment.device_name",
                "protocol.distributions", "labels", "integrity.name", "correctness.name")
 """Fields shown as names on the site: control and bidirectional-override characters are refused there."""
-ALLOWED_EXTRA_FILES = frozenset({"README.md", ".gitkeep", MANIFEST_RELPATH.name})
+ALLOWED_EXTRA_FILES = frozenset({"README.md", ".gitkeep", MANIFEST_RELPATH.name, MANIFEST_RELPATH.with_suffix(".lock").name})
 """Non-record files tolerated under ``records/``."""
 ERROR_FIELDS = ("max_abs_error", "error_budget_used", "fp32_strict_budget_used", "fp32_tf32_budget_used")
 """Error measures of a correctness check: never negative."""
