@@ -699,7 +699,7 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
             else:
                 progress.update(task, description=f"candidates, {config.concurrent} at once")
                 work = runner.schedule(todo)
-                bases = progress.add_task("baselines", total=sum(1 for w in work if len(w) == 3 and isinstance(w[2], str)))
+                bases = progress.add_task("baselines", total=sum(1 for w in work if isinstance(w[2], str)))
 
                 def do(item: Work) -> None:
                     if isinstance(item[2], str):  # (protocol, problem key, kind): a baseline
