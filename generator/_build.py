@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from schemas import Record, load_record
 
+from ._attacks import ATTACKS, read_attacks
 from ._downloads import FILES
 from ._inputs import excluded_rows, read_audit_reports, read_audits, read_manifest, read_self_speedup
 from ._load import PageTarget, load_rows
@@ -74,11 +75,11 @@ def copy_record_files(records_dir: Path, site_dir: Path, relpaths: list[str]) ->
 
 def build_data(records_dir: Path, repo_root: Path, site_dir: Path | None = None,
                display_root: Path | None = None, manifest: Path | None = None,
-               datasets_dir: Path | None = None) -> BuildData:
+               datasets_dir: Path | None = None, attacks: Path | None = None) -> BuildData:
     """Validate every record, compute every metric and render every generated page.
 
     With ``site_dir``, record pages are written there as the records are read, each beside a copy of
-    its record file. ``datasets_dir`` is a local copy of the public datasets, whose kernel and problem
+    its record file. ``attacks`` replaces the zoo's attack list (``evaluations/zoo/attacks.json``). ``datasets_dir`` is a local copy of the public datasets, whose kernel and problem
     texts the pages then show. Raises ``schemas.RecordError`` naming the file and field of the first
     invalid record.
     """
@@ -103,7 +104,8 @@ def build_data(records_dir: Path, repo_root: Path, site_dir: Path | None = None,
     timings["aggregate"] = time.perf_counter() - start
     start = time.perf_counter()
     site = SiteData(agg, findings, excluded, problem_source_index(repo_root), repo_root, suites=suites,
-                    reports=reports, datasets_dir=datasets_dir)
+                    reports=reports, datasets_dir=datasets_dir,
+                    attacks=read_attacks(attacks if attacks is not None else repo_root / ATTACKS))
     if site_dir is not None and agg.reproductions:
         by_path = {r["path"]: r for r in loaded.table.to_pylist()}
         _badge_pages(site_dir, records_dir, repo_root, site, by_path, context)

@@ -1,4 +1,5 @@
-"""Columns of the ``records`` table beyond the core ones of ``_load``: what the source claims for a kernel."""
+"""Columns of the ``records`` table beyond the core ones of ``_load``: what the source claims for a kernel, and the
+verified protocol's precision class and held-out shape re-check of a passing candidate."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ from schemas import Record
 EXTRA_COLUMNS: dict[str, pa.DataType] = {
     "claimed_speedup": pa.float64(), "claimed_baseline": pa.string(),
     "claimed_ms": pa.float64(), "claimed_field": pa.string(),
+    "precision_class": pa.string(), "shape_passed": pa.bool_(),
 }
 """Added after ``_load.COLUMNS``, in order."""
 
 
 def extra_columns(record: Record) -> dict:
-    """The extra columns of one record's row (``None`` where the record has no claim)."""
+    """The extra columns of one record's row (``None`` where the record has no claim, no precision class, or no
+    shape re-check that ran: ``shape_passed`` is ``None`` when the re-check was not run)."""
     c = getattr(record, "claimed", None)
-    return {"claimed_speedup": c.speedup if c else None, "claimed_baseline": c.baseline if c else None,
+    shape = record.shape_check
+    return {"precision_class": record.precision_class, "shape_passed": shape.passed if shape else None,
+            "claimed_speedup": c.speedup if c else None, "claimed_baseline": c.baseline if c else None,
             "claimed_ms": c.ms if c else None, "claimed_field": c.source_field if c else None}

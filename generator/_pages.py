@@ -21,6 +21,7 @@ from markupsafe import Markup
 
 from schemas import AuditReport
 
+from ._attacks import Attack
 from ._charts import chart_attr, claims_chart, dumbbell_chart, fast_p_chart, has_data, memory_chart
 from ._datasets import problem_files
 from ._inputs import Finding
@@ -70,6 +71,8 @@ class SiteData:
     suites: Suites = field(default_factory=lambda: Suites([], {}, {}, {}))
     reports: list[tuple[Path, AuditReport]] = field(default_factory=list)
     datasets_dir: Path | None = None
+    attacks: list[Attack] = field(default_factory=list)
+    """The zoo's attacks on the harness, for the integrity page."""
 
     @property
     def fixtures(self) -> dict[str, bool]:
@@ -298,8 +301,9 @@ def function_source(source: str, name: str) -> str | None:
 
 
 def integrity(data: SiteData) -> str:
-    """Markdown of the integrity page (the exploit zoo and the honest kernels)."""
-    return _render(data, "integrity.md.j2", "integrity/", zoo=data.agg.zoo, excerpt_chars=EVIDENCE_EXCERPT)
+    """Markdown of the integrity page (the exploit zoo, the honest kernels and the attacks on the harness)."""
+    return _render(data, "integrity.md.j2", "integrity/", zoo=data.agg.zoo, excerpt_chars=EVIDENCE_EXCERPT,
+                   attacks=data.attacks)
 
 
 def downloads(data: SiteData, files: list[dict]) -> str:

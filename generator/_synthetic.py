@@ -72,6 +72,10 @@ class Spec:
     """``kernelverdict`` marks the project's own records (fixtures, zoo), which are never ranked."""
     claimed: float | None = None
     """The source's claimed speedup, when the record carries one."""
+    precision_class: str | None = None
+    """The verified protocol's precision class of a passing candidate (``float32-like``, ``TF32-like``, ``reduced``)."""
+    shape_passed: bool | None = None
+    """Outcome of the held-out shape re-check; ``None`` writes no re-check."""
 
 
 def record_dict(spec: Spec) -> dict:
@@ -126,6 +130,12 @@ def record_dict(spec: Spec) -> dict:
                              "fraction_of_roofline": t_sol / cand, "sol_score": spec.sol_score}
     if spec.reproduces:
         d["reproduces"] = spec.reproduces
+    if spec.precision_class is not None:
+        d["precision_class"] = spec.precision_class
+    if spec.shape_passed is not None:
+        d["shape_check"] = {"constant": "N", "original": 4096, "changed": 2047, "passed": spec.shape_passed}
+        if not spec.shape_passed:
+            d["labels"].append("shape-specific")
     if spec.claimed is not None:
         d["claimed"] = {"speedup": spec.claimed, "baseline": "eager", "ms": None, "source_field": "score_default"}
     return d

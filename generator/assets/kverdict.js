@@ -148,6 +148,30 @@
     });
   }
 
+  /* "float32-like only": each verified cell carries both figures (a .kv-all and a .kv-f32 span; a sortable one
+   * also data-v-all and data-v-f32); the box shows one set and points data-v, which sorting reads, at it. */
+  function applyPrecision(box) {
+    var only = box.checked;
+    document.querySelectorAll("table.kv-leaderboard td[data-v-f32]").forEach(function (td) {
+      td.setAttribute("data-v", td.getAttribute(only ? "data-v-f32" : "data-v-all"));
+    });
+    document.querySelectorAll("table.kv-leaderboard .kv-all").forEach(function (e) { e.hidden = only; });
+    document.querySelectorAll("table.kv-leaderboard .kv-f32").forEach(function (e) { e.hidden = !only; });
+    var m = /^(\d+)(-desc)?$/.exec(params().get("sort") || "");
+    if (m) document.querySelectorAll("table.kv-leaderboard").forEach(function (t) { sortTable(t, parseInt(m[1], 10), !m[2]); });
+  }
+
+  function initPrecision() {
+    var box = document.querySelector("input.kv-precision-only");
+    if (!box) return;
+    box.checked = params().get(box.dataset.key) === box.value;
+    box.addEventListener("change", function () {
+      setParam(box.dataset.key, box.checked ? box.value : null);
+      applyPrecision(box);
+    });
+    applyPrecision(box);
+  }
+
   function initFilters() {
     var selects = document.querySelectorAll("select.kv-filter");
     var p = params();
@@ -185,6 +209,7 @@
 
   function init() {
     initTabs();
+    initPrecision();
     initTables();
     initFilters();
     initCharts();

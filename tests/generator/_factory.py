@@ -33,7 +33,10 @@ def site_fixture(root: Path) -> Path:
                                   status=ver_status, speedup=s * 0.8, vs_eager_fp32=s * 0.95, vs_compile=s * 0.6,
                                   base_peak_bytes=1000, cand_peak_bytes=900 + 100 * pid, sol_score=0.5,
                                   failed_check="hidden-inputs" if ver_status == "hacked" else None,
-                                  evidence="D4 x(-1): error budget 4.2e3 used of 1.0"))
+                                  evidence="D4 x(-1): error budget 4.2e3 used of 1.0",
+                                  precision_class=("TF32-like" if pid == 2 else "float32-like")
+                                  if ver_status == "correct" else None,
+                                  shape_passed={0: True, 2: False}.get(pid) if ver_status == "correct" else None))
     specs.append(Spec(model="beta", problem_id=0, protocol="verified", status="timeout", sample=5))
     originals = write_specs(root, specs)
     original = next(p for p in originals if "/alpha/verified/" in p.as_posix() and p.name.startswith("0000-"))

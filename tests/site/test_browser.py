@@ -346,6 +346,20 @@ def test_leaderboard_selection_tab_and_sort_live_in_the_address(page, built_url)
     assert len(ascending) >= 2 and ascending == sorted(ascending)
 
 
+def test_float32_like_only_changes_the_shown_figures_and_lives_in_the_address(page, built_url):
+    page.goto(built_url + "leaderboard/")
+    row = page.locator("table.kv-leaderboard[data-protocol=verified] tbody tr:visible", has_text="alpha")
+    correct = row.locator("td:nth-child(3)")
+    assert correct.inner_text() == "66.7%"  # problems 0 and 2 correct, 1 hacked (3 is excluded); 2 is TF32-like
+    page.locator("input.kv-precision-only").check()
+    assert correct.inner_text() == "33.3%"
+    assert parse_qs(urlparse(page.url).query)["precision"] == ["float32-like"]
+    page.goto(page.url)  # a shared link opens with the filter on
+    assert page.locator("input.kv-precision-only").is_checked() and correct.inner_text() == "33.3%"
+    page.locator("input.kv-precision-only").uncheck()
+    assert correct.inner_text() == "66.7%" and "precision" not in parse_qs(urlparse(page.url).query)
+
+
 @pytest.mark.parametrize("scheme", ["default", "slate"])
 def test_leaderboard_renders_and_sorts(page, built_url, scheme):
     page.goto(built_url + "leaderboard/")
