@@ -31,6 +31,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from evaluations._gpubusy import BusySampler  # noqa: E402 - after the repository is on the path
 
 
 def slice_bundle(source: Path, every: int, offset: int, limit: int | None, target: Path) -> int:
@@ -66,9 +70,8 @@ def per_candidate(spans: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def busy_between(samples: list[list[float]], start: float, end: float) -> float | None:
-    """Mean GPU busy share of the samples taken between ``start`` and ``end`` seconds."""
-    values = [b for t, b in samples if start <= t <= end]
-    return sum(values) / len(values) if values else None
+    """Mean GPU busy share of the samples taken between ``start`` and ``end`` seconds (as the runner reads them)."""
+    return BusySampler(0.0, [(t, b) for t, b in samples]).share(start, end)
 
 
 def report(stats: dict[str, Any], wall_s: float, rows: int) -> list[str]:

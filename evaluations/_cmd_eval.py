@@ -152,13 +152,12 @@ def write_stats(path: Path, summary: Any) -> None:
     """The run's phases and GPU samples as JSON, written atomically."""
     import json
 
+    from schemas import write_text
+
     data = {**summary.phases.as_json(), "gpu_samples": summary.gpu.samples if summary.gpu else [],
             "gpu_unavailable": summary.gpu.unavailable if summary.gpu else "not a CUDA run",
             "written": len(summary.written), "skipped": len(summary.skipped)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    tmp.replace(path)
+    write_text(path, json.dumps(data, indent=1))
 
 
 def phase_lines(summary: Any) -> list[str]:

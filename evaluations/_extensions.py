@@ -4,7 +4,7 @@ Candidates call ``torch.utils.cpp_extension.load_inline`` (or ``load``), usually
 often with a generic name such as ``"fused_kernel"``. Inside a worker, :func:`install` wraps both so
 the extension name gets a hash of everything that defines the build appended and the build lands
 in its own folder of a shared build directory: two candidates with one name never load each
-other's binary, and the parallel prebuild stage leaves a warm cache for the timed run.
+other's binary, and the runner's parallel prepare stage leaves a warm cache for the timed run.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def install(build_dir: str | os.PathLike[str]) -> None:
 
 
 def needs_build(source: str) -> bool:
-    """Whether a candidate compiles an extension (the prebuild stage imports only these)."""
+    """Whether a candidate compiles a C++/CUDA extension (``load_inline`` or ``load``)."""
     return "cpp_extension" in source or "load_inline" in source
 
 

@@ -158,14 +158,14 @@ def _existing(path: Path) -> Record | BaselineRecord | None:
 
 
 def _finished(path: Path, candidate: Candidate, problem: Problem, info: ProtocolInfo, env: Environment,
-              manifest: Manifest) -> Record | None:
+              tampered: bool) -> Record | None:
     """The record at ``path`` when it is this run's finished work: the same kernel, problem source, protocol
     parameters (all of them: tolerances, seeds, distributions, timing, trial counts) and environment, and
-    byte for byte what a run wrote (its digest in ``manifest``). Anything else is redone."""
-    existing = _existing(path)
+    byte for byte what a run wrote (``tampered``: its file contradicts the manifest). Anything else is redone."""
+    existing = None if tampered else _existing(path)
     if isinstance(existing, Record) and existing.kernel.sha256 == candidate.sha256 \
             and existing.problem.source_sha256 == problem.sha256 and existing.protocol == info \
-            and _same_environment(existing.environment, env) and not manifest.contradicts(path):
+            and _same_environment(existing.environment, env):
         return existing
     return None
 
@@ -259,8 +259,9 @@ class Runner:
 
     def _write(self, path: Path, record: Record | BaselineRecord) -> None:
         with self.summary.phases.span("write", path.name):
-            schemas.write_record(path, record)
-            self.manifest.add(path, schemas.dump_record(type(record).model_validate(record.model_dump())))
+            text = schemas.validated_text(record)
+            schemas.write_text(path, text)
+            self.manifest.add(path, text)
 
     def _next_spare(self) -> Spare | None:
         """A worker that has imported ahead, where prewarming is on: one at a time, the spare started during the
@@ -294,9 +295,10 @@ class Runner:
         for name, info in self.infos.items():
             for c in self.candidates:
                 path = record_path(self.config.out_dir, self.env, info, self.problems[c.problem_key], c)
-                done = _finished(path, c, self.problems[c.problem_key], info, self.env, self.manifest)
-                if self.manifest.contradicts(path):
+                tampered = self.manifest.contradicts(path)
+                if tampered:
                     self.summary.tampered.append(path)
+                done = _finished(path, c, self.problems[c.problem_key], info, self.env, tampered)
                 if done is not None:
                     self.summary.skipped.append(path)
                     self.summary.records.append(done)
@@ -399,8 +401,7 @@ class Runner:
     def _reuse_baseline(self, path: Path, problem: Problem, info: ProtocolInfo) -> BaselineRecord | None:
         existing = _existing(path)
         same = (isinstance(existing, BaselineRecord) and existing.problem.source_sha256 == problem.sha256
-                and existing.protocol == info and existing.environment.torch == self.env.torch
-                and existing.environment.device_name == self.env.device_name)
+                and existing.protocol == info and _same_environment(existing.environment, self.env))
         if same and self.manifest.contradicts(path):
             if path not in self.summary.tampered:
                 self.summary.tampered.append(path)
@@ -589,9 +590,7 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
     stat = info.timing.statistic
     timings = [BaselineTiming(kind=b.kind, timing=b.timing, peak_memory_bytes=b.peak_memory_bytes,
                               peak_memory_missing=b.peak_memory_missing, algorithm_flags=b.algorithm_flags,
-                              baseline_id=None if b.kind in in_turns else baseline_path(
-                                  Path(), runner.env, info, problem, b.kind,
-                                  tuple((f.name, f.value) for f in b.algorithm_flags)).as_posix())
+                              baseline_id=None if b.kind in in_turns else schemas.baseline_relpath(b).as_posix())
                for b in baselines.values()]
     speedups: dict[str, float] = {}
     roofline = None

@@ -38,7 +38,7 @@ class ProblemModule(NamedTuple):
 
 
 class BuildResult(NamedTuple):
-    """Outcome of the prebuild stage for one candidate: ``error`` is None when it imported."""
+    """Outcome of the prepare stage for one candidate (``warm_candidate``): ``error`` is None when it imported."""
 
     error: str | None
 
@@ -109,16 +109,6 @@ def load_candidate(job: Job) -> type:
     return module.ModelNew
 
 
-def prebuild(job: Job) -> BuildResult:
-    """Import a candidate so its extensions compile into the shared cache (before any timing)."""
-    use_caches(job)
-    try:
-        load_candidate(job)
-    except CandidateLoadError as exc:
-        return BuildResult(error=str(exc))
-    return BuildResult(error=None)
-
-
 def use_caches(job: Job) -> None:
     """Point Triton's and TorchInductor's on-disk caches at this job's own scope of the build folder.
 
@@ -153,15 +143,15 @@ def warm_candidate(job: Job) -> BuildResult:
     try:
         import torch
 
+        from ._verified._setup import to_device
+
         problem = load_problem(job)
         device = torch.device("cuda")
         with torch.no_grad():
             torch.manual_seed(0)
-            init = [v.to(device) if isinstance(v, torch.Tensor) else v for v in problem.get_init_inputs()]
-            model = model_new(*init)
+            model = model_new(*to_device(problem.get_init_inputs(), device))
             model = model.to(device) if isinstance(model, torch.nn.Module) else model
-            inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in problem.get_inputs()]
-            model(*inputs)
+            model(*to_device(problem.get_inputs(), device))
             torch.cuda.synchronize()
     except Exception as exc:  # noqa: BLE001 - the evaluation meets it again and reports it
         print(f"warm-up after import failed (left to the evaluation): {describe(exc)}", file=sys.stderr)

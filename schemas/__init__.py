@@ -12,7 +12,9 @@ from ._io import (
     read_json,
     record_relpath,
     slug,
+    validated_text,
     write_record,
+    write_text,
 )
 from ._record import (
     ROUNDS_MAX,
@@ -55,5 +57,5 @@ __all__ = [
     "MemoryStats", "ModelInfo", "ProblemRef", "ProtocolInfo", "ProtocolName", "Record", "RecordError",
     "Roofline", "Speedups", "Status", "TimingConfig", "TimingMethod", "TimingStats", "baseline_relpath",
     "dump_record", "export_schemas", "json_schemas", "load_record", "parse_record", "read_json",
-    "record_relpath", "slug", "speedup_between", "statistic_ms", "write_record",
+    "record_relpath", "slug", "speedup_between", "statistic_ms", "validated_text", "write_record", "write_text",
 ]

@@ -190,10 +190,19 @@ def dump_record(record: BaseModel) -> str:
     return json.dumps(record.model_dump(mode="json"), indent=2, sort_keys=False, allow_nan=False) + "\n"
 
 
+def validated_text(record: BaseModel) -> str:
+    """The record validated anew and serialised: the text :func:`write_record` writes."""
+    return dump_record(type(record).model_validate(record.model_dump()))
+
+
 def write_record(path: str | os.PathLike[str], record: BaseModel) -> Path:
     """Validate and write a record atomically: a crash never leaves a half-written file."""
+    return write_text(path, validated_text(record))
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write a record's text (:func:`validated_text`) atomically, its folder made where missing."""
     p = Path(path)
-    text = dump_record(type(record).model_validate(record.model_dump()))
     p.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(p, text)
     return p

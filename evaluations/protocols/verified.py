@@ -29,7 +29,7 @@ from .._verified._distributions import DISTRIBUTIONS, draw
 from .._verified._reference import float32_mode
 from .._verified._setup import Settings, configure, seed_all, set_algorithm_flags, timing_sets, to_device
 from .._verified._timing import TimingPlan, time_calls
-from .._worker import load_candidate, load_problem
+from .._worker import ProblemModule, load_candidate, load_problem
 
 _PLAN = TimingPlan()
 VERSION = "1.2"
@@ -70,7 +70,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
     return _candidate.run_candidate(job)
 
 
-def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Settings]:
+def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Settings, ProblemModule]:
     problem = load_problem(job)
     settings = Settings.of(job.options)
     set_algorithm_flags(job.algorithm_flags)  # a candidate's flags: before the model and its algorithms are chosen
@@ -78,7 +78,7 @@ def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Se
     model = problem.model(*to_device(problem.get_init_inputs(), device)).to(device)
     if job.baseline_kind == "compile":
         model = torch.compile(model)
-    return model, settings
+    return model, settings, problem
 
 
 def _tf32_allowed(kind: str | None) -> bool:
@@ -95,11 +95,11 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
     serves both figures; the timing's input sets are drawn after it."""
     device = configure(job.device)
     with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
-        model, settings = _baseline_model(job, device)
-        inputs = draw(load_problem(job).get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
+        model, settings, problem = _baseline_model(job, device)
+        inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
         peak = _peak_of_one_call(model, inputs) if device.type == "cuda" else None
         del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
-        sets = timing_sets(load_problem(job).get_inputs, settings, device)
+        sets = timing_sets(problem.get_inputs, settings, device)
         model(*sets[0])
         return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan, module=model).stats, peak
 
@@ -133,6 +133,6 @@ def measure_memory(job: Job) -> int | None:
             seed_all(settings.init_seed)
             model = load_candidate(job)(*to_device(problem.get_init_inputs(), device)).to(device)
         else:
-            model, settings = _baseline_model(job, device)
-        inputs = draw(load_problem(job).get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
+            model, settings, problem = _baseline_model(job, device)
+        inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
         return _peak_of_one_call(model, inputs)

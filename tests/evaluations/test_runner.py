@@ -124,7 +124,7 @@ def test_a_record_of_another_protocol_version_is_not_finished_work(main_run):
     manifest = Manifest(base / "out")
 
     def finished(info=record.protocol, env=record.environment, source=problem):
-        return _finished(path, candidate, source, info, env, manifest)
+        return _finished(path, candidate, source, info, env, manifest.contradicts(path))
 
     assert finished() == record  # resume skips it
     assert finished(info=record.protocol.model_copy(update={"version": record.protocol.version + ".1"})) is None
