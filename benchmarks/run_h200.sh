@@ -4,7 +4,9 @@
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
 # Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most),
-# selfspeed, audit, gputests (one process per test file), cudal1; triton (the Triton dump, .data/dump.jsonl) and drift
+# selfspeed, audit, gputests (one process per test file), cudal1; selfsample (the verified self-speedup of a
+# fixed 50-problem sample of KernelBench v0, every 5th problem, measured afresh into $OUT/self_speedup_sample.jsonl
+# within SAMPLE_S seconds: the check that a change left the timing faithful); triton (the Triton dump, .data/dump.jsonl) and drift
 # (not in the default) times DRIFT_KEYS' reference and copy in the order A B B A (timing_drift.py;
 # DRIFT_ARGS adds options, e.g. "--variant copy,deepcopy,read-flush,placements --order AB").
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
@@ -23,11 +25,13 @@ LOGS="$OUT/logs"; mkdir -p "$LOGS"
 T0=$(date +%s)
 # Records and logs are packed into $OUT after every evaluation, so a call cut off by its time limit
 # still brings back what finished (the device's copy of the tree does not outlive the call).
-pack() { tar czf "$OUT/records.tgz" records/h200 records/_audits 2>/dev/null; tar czf "$OUT/logs.tgz" -C "$OUT" logs; }
+pack() { tar czf "$OUT/records.tgz" records/h200 records/_audits $(ls records/MANIFEST.sha256 2>/dev/null) 2>/dev/null
+        tar czf "$OUT/logs.tgz" -C "$OUT" logs; }
 left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
 GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_gpu_graph.py tests/evaluations/test_gpu_timing.py tests/evaluations/test_gpu_zoo_graphs.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py}"  # no site deps
 KV="python3 -m evaluations.cli eval --device cuda --out records --timeout 200 --no-progress"
+SAMPLE_KEYS="L1/1,L1/6,L1/11,L1/16,L1/21,L1/26,L1/31,L1/36,L1/41,L1/46,L1/51,L1/56,L1/61,L1/66,L1/71,L1/76,L1/81,L1/86,L1/91,L1/96,L2/1,L2/6,L2/11,L2/16,L2/21,L2/26,L2/31,L2/36,L2/41,L2/46,L2/51,L2/56,L2/61,L2/66,L2/71,L2/76,L2/81,L2/86,L2/91,L2/96,L3/1,L3/6,L3/11,L3/16,L3/21,L3/26,L3/31,L3/36,L3/41,L3/46"
 STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo selfspeed audit gputests cudal1)
 
 for s in "${STEPS[@]}"; do
@@ -67,6 +71,13 @@ for s in "${STEPS[@]}"; do
           --suite evaluations/problems/kernelverdict --budget-s $(( $(left) - 45 )) $pass >> "$LOGS/self_speedup.log" 2>&1
       done
       tail -20 "$LOGS/self_speedup.log" ;;
+    selfsample)
+      step "self-speedup of the 50-problem sample (verified recipe first)"
+      mkdir -p "$OUT/sample"
+      OUT="$OUT/sample" timeout -k 5 "$(left)" python3 benchmarks/self_speedup.py --bundle .data/h100.jsonl \
+        --essential-only --keys "$SAMPLE_KEYS" --budget-s "${SAMPLE_S:-240}" > "$LOGS/self_sample.log" 2>&1
+      cp "$OUT/sample/self_speedup.jsonl" "$OUT/self_speedup_sample.jsonl" 2>/dev/null; rm -rf "$OUT/sample"
+      tail -20 "$LOGS/self_sample.log" ;;
     drift)
       step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"
       OUT="$OUT" timeout "$(left)" python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys "${DRIFT_KEYS:?set DRIFT_KEYS}" \

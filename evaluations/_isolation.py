@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import faulthandler
 import importlib
+import io
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import sys
 import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing import connection
 from pathlib import Path
@@ -91,9 +94,36 @@ def _redirect(log_path: str) -> None:
     os.close(fd)
 
 
+_CONVERSATION: list[Any] = []
+"""The child's end of its result pipe, while it serves its call (for :func:`ask`)."""
+
+
+class NoAnswer(Exception):
+    """The parent had nothing to answer (it gave the call no ``answer``), or the pipe is gone."""
+
+
+def ask(question: Any) -> Any:
+    """From inside an isolated call: put ``question`` to the parent and wait for its answer.
+
+    The parent answers with the ``answer`` function it gave :func:`run_isolated`, on its own side of the
+    process boundary (its clock, its state), before the call's result comes back."""
+    if not _CONVERSATION:
+        raise NoAnswer("not inside an isolated call")
+    conn = _CONVERSATION[0]
+    try:
+        conn.send(("ask", question))
+        reply = conn.recv()
+    except (EOFError, OSError) as exc:
+        raise NoAnswer(f"the parent is gone: {exc}") from exc
+    if reply[0] != "answer":
+        raise NoAnswer(str(reply[1]))
+    return reply[1]
+
+
 def _serve(target: str, payload: Any, conn: Any) -> None:
     """Call ``module:function`` on ``payload``, send what came of it through ``conn`` and exit at once."""
     module_name, func_name = target.split(":")
+    _CONVERSATION.append(conn)
     try:
         value = getattr(importlib.import_module(module_name), func_name)(payload)
         message: tuple[Any, ...] = ("ok", value)
@@ -219,7 +249,7 @@ def start_spare(preload: tuple[str, ...], log_dir: str | os.PathLike[str]) -> Sp
     os.close(fd)
     ctx = mp.get_context("spawn")
     job_reader, job_writer = ctx.Pipe(duplex=False)
-    reader, writer = ctx.Pipe(duplex=False)
+    reader, writer = ctx.Pipe(duplex=True)  # results, and the answers to the call's questions (``ask``)
     proc = ctx.Process(target=_spare_main, args=(tuple(preload), spare_log, job_reader, writer, os.getpid()),
                        name="kverdict-worker")
     _confine.spawn(proc)
@@ -280,7 +310,7 @@ def _dispatch(spare: Spare | None, target: str, payload: Any, log: Path) -> tupl
             pass
         spare.discard()
     ctx = mp.get_context("spawn")
-    reader, writer = ctx.Pipe(duplex=False)
+    reader, writer = ctx.Pipe(duplex=True)  # results, and the answers to the call's questions (``ask``)
     proc = ctx.Process(target=_child_main, args=(target, payload, str(log), writer, os.getpid()),
                        name="kverdict-worker")
     _confine.spawn(proc)
@@ -288,13 +318,60 @@ def _dispatch(spare: Spare | None, target: str, payload: Any, log: Path) -> tupl
     return proc, reader
 
 
+SAFE_MODULES = ("evaluations._outcomes", "evaluations._judge", "evaluations._worker", "evaluations.zoo._check",
+                "schemas._record",
+                "schemas._audit")
+"""Modules whose classes a child's message may hold: the outcomes, judgements and schema models it returns."""
+SAFE_GLOBALS = frozenset({("builtins", n) for n in ("set", "frozenset", "complex", "bytearray", "range", "slice")}
+                         | {("copyreg", "_reconstructor"), ("builtins", "object"), ("collections", "OrderedDict")})
+"""Other globals a plain value needs (sets, pydantic's pickled state)."""
+
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickles only plain values and the classes of :data:`SAFE_MODULES`: a child's message is the
+    candidate's to write, and an arbitrary pickle runs code in the process that loads it."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module in SAFE_MODULES and not name.startswith("_")) or (module, name) in SAFE_GLOBALS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"a worker's message may not hold {module}.{name}")
+
+
+def _receive(conn: Any) -> tuple[Any, ...]:
+    """The child's next message, unpickled safely; a message of the wrong form is a ``raised`` one."""
+    data = conn.recv_bytes()
+    try:
+        message = _Unpickler(io.BytesIO(data)).load()
+    except Exception as exc:  # noqa: BLE001 - anything but a well-formed message is the worker's failure
+        return ("raised", "MalformedMessage", f"the worker sent a message the runner refuses: {exc}"[:500], "")
+    if not (isinstance(message, tuple) and len(message) >= 2 and message[0] in ("ok", "raised", "ask")):
+        return ("raised", "MalformedMessage", "the worker sent a message that is not a result", "")
+    if message[0] == "raised" and not (len(message) == 4 and all(isinstance(m, str) for m in message[1:])):
+        return ("raised", "MalformedMessage", "the worker sent a malformed error report", "")
+    return message
+
+
+def _reply(conn: Any, answer: Callable[[Any], Any] | None, question: Any) -> None:
+    """Answer one question of the child (an error answer when ``answer`` is None or raises)."""
+    try:
+        reply: tuple[str, Any] = ("answer", answer(question)) if answer is not None else ("error", "no answers here")
+    except Exception as exc:  # noqa: BLE001 - the parent's answer failed: the child hears why
+        reply = ("error", f"{type(exc).__name__}: {exc}")
+    try:
+        conn.send(reply)
+    except (OSError, ValueError):
+        pass  # the child is gone; its exit is seen next
+
+
 def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str | os.PathLike[str],
                  max_output_bytes: int = MAX_OUTPUT_BYTES, cancel: threading.Event | None = None,
-                 spare: Spare | None = None) -> IsolatedResult:
+                 spare: Spare | None = None, answer: Callable[[Any], Any] | None = None) -> IsolatedResult:
     """Call ``module:function`` with ``payload`` in a fresh spawned process; never raises for child failures.
 
     ``cancel``, when set by another thread, stops the child early (a run being interrupted). ``spare``, a
     child from :func:`start_spare` not used before, saves the start-up; the deadline counts from here.
+    ``answer`` answers the questions the child puts with :func:`ask`, in this process, as they arrive (its
+    exception is the child's :class:`NoAnswer`); without it every question gets :class:`NoAnswer`.
     """
     log = Path(log_path)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -310,9 +387,13 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
             ready = connection.wait([reader, proc.sentinel] if pipe_open else [proc.sentinel], POLL_S)
             if pipe_open and reader in ready:  # a result, or the pipe closed: wakes at once
                 try:
-                    message = reader.recv()
+                    message = _receive(reader)
                 except (EOFError, OSError):
                     pipe_open = False
+                if message is not None and message[0] == "ask":
+                    _reply(reader, answer, message[1])
+                    message = None
+                    continue
             if message is not None:
                 proc.join(GRACE_S)  # the child exits right after sending
                 break

@@ -10,7 +10,16 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from schemas import CorrectnessCheck, IntegrityCheck, PrecisionClass, ShapeCheck, Status, TimingMethod, TimingStats
+from schemas import (
+    CorrectnessCheck,
+    IntegrityCheck,
+    Judged,
+    PrecisionClass,
+    ShapeCheck,
+    Status,
+    TimingMethod,
+    TimingStats,
+)
 
 from ._types import AlgorithmFlags
 
@@ -35,6 +44,8 @@ class CandidateOutcome:
     """Precision class from its correctness trials (verified)."""
     shape_check: ShapeCheck | None = None
     """The held-out shape re-check (verified)."""
+    judged: Judged | None = None
+    """What the runner checked outside the worker (set by the runner, ``_judge.reconcile``)."""
 
 
 @dataclass

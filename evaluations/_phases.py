@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-Phase = Literal["build", "baseline", "candidate", "memory", "write"]
+Phase = Literal["build", "baseline", "candidate", "judge", "memory", "write"]
 """Extension builds, baseline timings, candidate evaluations, peak-memory measurements, record writing."""
-PHASES: tuple[Phase, ...] = ("build", "baseline", "candidate", "memory", "write")
+PHASES: tuple[Phase, ...] = ("build", "baseline", "candidate", "judge", "memory", "write")
 
 
 @dataclass(frozen=True)

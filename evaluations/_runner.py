@@ -14,18 +14,20 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pydantic
+
 import schemas
 from schemas import BaselineRecord, BaselineTiming, Environment, ProtocolInfo, Record
 from schemas._manifest import Manifest
 
-from . import _confine, _extensions, _gpulock, _turns
+from . import _confine, _extensions, _gpulock, _judge, _turns
 from ._gpubusy import BusySampler
 from ._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_spare
 from ._loaders import Loaded
@@ -37,6 +39,10 @@ MAX_ERROR_CHARS = 4000
 """Length limit of a record's ``error`` (the schema's)."""
 DEFAULT_BUILD_TIMEOUT_S = 900.0
 """Deadline of one job of the prepare stage (a candidate's builds and its warm-up call)."""
+PREPARE_CHUNK_WINDOWS = 3
+"""A concurrent run prepares and evaluates its problems this many scheduling windows at a time (``Runner.chunks``)."""
+PREPARE_CHUNK_PROBLEMS = 16
+"""Problems per chunk for a run of one evaluation at a time."""
 PREWARM_MIN_CPUS = 4
 """Fewest CPU cores on which spare workers may import ahead (they must not compete with timing)."""
 
@@ -246,12 +252,12 @@ class Runner:
             return False, None
         return True, self.baseline(protocol, problem, pacer_kind)
 
-    def _isolated(self, target: str, job: Job, tag: str, timeout_s: float, phase: Phase, spare: bool = True,
-                  cancel: Any = None) -> IsolatedResult:
+    def _isolated(self, target: str, job: Any, tag: str, timeout_s: float, phase: Phase, spare: bool = True,
+                  cancel: Any = None, answer: Any = None) -> IsolatedResult:
         log = self.config.build_dir / "logs" / f"{tag}.log"
         start = self.summary.phases.now()
         result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
-                              spare=self._next_spare() if spare else None)
+                              spare=self._next_spare() if spare else None, answer=answer)
         timing = getattr(result.value, "timing", None) if result.ok else None
         timed_ms = timing.mean_ms * timing.calls * timing.calls_per_sample if timing is not None else None
         self.summary.phases.add(Span(phase, tag, start, self.summary.phases.now(), result.ok, timed_ms))
@@ -305,6 +311,19 @@ class Runner:
                 else:
                     todo.append((name, c, path))
         return todo
+
+    def chunks(self, todo: list[tuple[str, Candidate, Path]]) -> list[list[tuple[str, Candidate, Path]]]:
+        """``todo`` in chunks of whole problems, in order, each prepared just before it is evaluated: a run stopped
+        after some chunks (a sitting's time limit) has built only what it evaluated, and its first records come
+        after one chunk's builds rather than the whole set's. A chunk is ``PREPARE_CHUNK_WINDOWS`` windows of
+        ``config.concurrent`` problems (``PREPARE_CHUNK_PROBLEMS`` problems for a run of one at a time)."""
+        size = (PREPARE_CHUNK_WINDOWS * self.config.concurrent if self.config.concurrent > 1
+                else PREPARE_CHUNK_PROBLEMS)
+        order = {key: i // size for i, key in enumerate(dict.fromkeys(c.problem_key for _, c, _ in todo))}
+        chunks: list[list[tuple[str, Candidate, Path]]] = [[] for _ in range(max(order.values(), default=-1) + 1)]
+        for item in todo:
+            chunks[order[item[1].problem_key]].append(item)
+        return chunks
 
     def preparations(self, todo: list[tuple[str, Candidate]]) -> list[Job]:
         """The prepare stage's jobs: one per candidate that compiles (an extension, or Triton kernels), for all
@@ -435,22 +454,28 @@ class Runner:
         baselines = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
         if any(b is None for b in baselines.values()):
             return None
-        job = self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1])
+        tag = f"eval-{protocol}-{candidate.sha256[:16]}"
+        job, evidence = _judge.prepare_job(self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1]),
+                                           self.config.build_dir, tag)
         outcome = self._build_errors.get(candidate.sha256)
         in_turns: dict[str, BaselineRecord] = {}
         if outcome is None:
-            tag = f"eval-{protocol}-{candidate.sha256[:16]}"
+            clock = _judge.OuterClock()
             if self._in_turns(module, baselines):  # type: ignore[arg-type]
-                result, in_turns, turn_notes = self.timed_in_turns(job, baselines, tag)  # type: ignore[arg-type]
+                result, in_turns, turn_notes = self.timed_in_turns(job, baselines, tag, clock.answer)  # type: ignore[arg-type]
             else:
                 result, turn_notes = self._isolated("evaluations._worker:run_job", job, tag, self.config.timeout_s,
-                                                    "candidate"), []
+                                                    "candidate", answer=clock.answer), []
             if result.failure is not None and result.failure.kind == "cancelled":
                 return None  # the run was interrupted: no verdict, and a re-run evaluates it again
-            outcome = result.value if result.ok else failed_outcome(result)
+            outcome = _reported(result)
             if result.ok and outcome.error and result.output_tail.strip() and outcome.status != "incorrect":
                 outcome.error = _error_text(outcome.error, result.output_tail)
             outcome.notes = [*outcome.notes, *turn_notes]
+            _judge.judge_outcome(lambda target, request, t: self._isolated(target, request, t, self.config.timeout_s,
+                                                                           "judge"), job, outcome, clock, evidence, tag)
+            if self.cancel.is_set():
+                return None
         if outcome.status == "correct" and outcome.peak_memory_bytes is None:
             outcome.peak_memory_bytes, outcome.peak_memory_missing = self._memory(
                 module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
@@ -465,8 +490,13 @@ class Runner:
             return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
         if self._concurrency_note:
             outcome.notes = [*outcome.notes, self._concurrency_note]
-        record = assemble_record(self, protocol, problem, candidate, outcome,
-                                 {**baselines, **in_turns}, in_turns=set(in_turns))  # type: ignore[dict-item]
+        try:
+            record = assemble_record(self, protocol, problem, candidate, outcome,
+                                     {**baselines, **in_turns}, in_turns=set(in_turns))  # type: ignore[dict-item]
+        except pydantic.ValidationError as exc:  # the worker's report breaks the schema: it is no verdict
+            outcome = CandidateOutcome(status="runtime_error",
+                                       error=f"its worker's report is not a valid record: {str(exc)[:1500]}")
+            record = assemble_record(self, protocol, problem, candidate, outcome, baselines)  # type: ignore[arg-type]
         self._write(path, record)
         return record
 
@@ -497,8 +527,8 @@ class Runner:
         eager = baselines[module.SPEEDUP_BASELINE["vs_eager"]].timing
         return self.config.in_turns or (self.config.device == "cuda" and host_speed_bound(eager))
 
-    def timed_in_turns(self, job: Job, baselines: dict[str, BaselineRecord],
-                       tag: str) -> tuple[IsolatedResult, dict[str, BaselineRecord], list[str]]:
+    def timed_in_turns(self, job: Job, baselines: dict[str, BaselineRecord], tag: str,
+                       answer: Any = None) -> tuple[IsolatedResult, dict[str, BaselineRecord], list[str]]:
         """The candidate's worker, with every baseline kind timed anew beside it in a worker of its own, the
         timings taking turns of a batch of samples each (``_turns``), every turn on the same host core.
 
@@ -522,7 +552,8 @@ class Runner:
                 result = self._isolated("evaluations._worker:run_job", jobs[party],
                                         tag if party == 0 else f"{tag}-turns-{kinds[party - 1]}",
                                         2 * self.config.timeout_s, "candidate" if party == 0 else "baseline",
-                                        spare=False, cancel=self.cancel if party == 0 else cancel)
+                                        spare=False, cancel=self.cancel if party == 0 else cancel,
+                                        answer=answer if party == 0 else None)
                 return result
             finally:
                 _turns.mark_gone(path, party)
@@ -543,6 +574,15 @@ class Runner:
                 notes.append(f"the {kind} baseline timed in turns beside this candidate failed ({reason[:200]}); "
                              "its earlier timing, taken alone, is used")
         return lead, timed, notes
+
+
+def _reported(result: IsolatedResult) -> CandidateOutcome:
+    """The worker's outcome as reported, or the failure's; a value that is no outcome at all is a ``runtime_error``."""
+    if not result.ok:
+        return failed_outcome(result)
+    if not isinstance(result.value, CandidateOutcome) or result.value.status not in schemas.STATUSES:
+        return CandidateOutcome(status="runtime_error", error="its worker returned something other than an outcome")
+    return result.value
 
 
 def _kernel_source(candidate: Candidate) -> schemas.KernelSource:
@@ -611,6 +651,7 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
         speedup=schemas.Speedups(**speedups),
         memory=memory, integrity=outcome.integrity, labels=outcome.labels, roofline=roofline, notes=outcome.notes,
         precision_class=outcome.precision_class, shape_check=outcome.shape_check, claimed=_claimed(candidate),
+        judged=outcome.judged,
     )
 
 
@@ -676,11 +717,16 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
         runner.summary.gpu = BusySampler(runner.summary.phases.origin).start()
     with _progress(config.progress) as progress:
         try:
-            prepared = runner.preparations([(p, c) for p, c, _ in todo])
-            if prepared:
-                builds = progress.add_task("building and warming up candidates", total=len(prepared))
-                runner.prepare(prepared, lambda: progress.advance(builds))
+            chunks = runner.chunks(todo)
+            prepared = [runner.preparations([(p, c) for p, c, _ in chunk]) for chunk in chunks]
+            builds = (progress.add_task("building and warming up candidates", total=sum(map(len, prepared)))
+                      if any(prepared) else None)
             task = progress.add_task("evaluating", total=len(todo))
+            schedules = [runner.schedule(chunk) for chunk in chunks] if config.concurrent > 1 else []
+            if schedules:
+                progress.update(task, description=f"candidates, {config.concurrent} at once")
+            bases = progress.add_task("baselines", total=sum(isinstance(w[2], str) for ws in schedules for w in ws)) \
+                if schedules else None
 
             def one(item: tuple[str, Candidate, Path]) -> None:
                 protocol, candidate, path = item
@@ -692,23 +738,23 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
                     runner.summary.records.append(record)
                 progress.advance(task)
 
-            if config.concurrent <= 1:
-                for item in todo:
-                    one(item)
-            else:
-                progress.update(task, description=f"candidates, {config.concurrent} at once")
-                work = runner.schedule(todo)
-                bases = progress.add_task("baselines", total=sum(1 for w in work if isinstance(w[2], str)))
+            def do(item: Work) -> None:
+                if isinstance(item[2], str):  # (protocol, problem key, kind): a baseline
+                    runner.baseline(item[0], runner.problems[item[1]], item[2])
+                    progress.advance(bases)
+                else:
+                    one(item)  # type: ignore[arg-type]
 
-                def do(item: Work) -> None:
-                    if isinstance(item[2], str):  # (protocol, problem key, kind): a baseline
-                        runner.baseline(item[0], runner.problems[item[1]], item[2])
-                        progress.advance(bases)
-                    else:
-                        one(item)  # type: ignore[arg-type]
-
-                with _shared_gpu(config), ThreadPoolExecutor(max_workers=config.concurrent) as pool:
-                    futures = [pool.submit(do, item) for item in work]
+            shared = _shared_gpu(config) if schedules else nullcontext()
+            with shared, ThreadPoolExecutor(max_workers=max(1, config.concurrent)) as pool:
+                for i, (chunk, jobs) in enumerate(zip(chunks, prepared, strict=True)):
+                    if jobs:  # this chunk's builds and warm-ups, while nothing is timed
+                        runner.prepare(jobs, lambda: progress.advance(builds))
+                    if not schedules:
+                        for item in chunk:
+                            one(item)
+                        continue
+                    futures = [pool.submit(do, item) for item in schedules[i]]
                     try:
                         for future in futures:
                             future.result()

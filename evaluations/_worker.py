@@ -179,6 +179,19 @@ def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
             return CandidateOutcome(status="runtime_error", error=describe(exc))
 
 
+def judge_job(request: Any) -> Any:
+    """Worker entry of the judge (``_judge``): the protocol's ruling on a reported evaluation, in a process that
+    never imports the candidate; a failure to judge is the judgement's ``error``, not the candidate's."""
+    from ._judge import Judgement
+
+    protocol = _protocol(request.job)
+    try:
+        with _gpulock.shared_on(request.job.device):
+            return protocol.judge(request)
+    except Exception as exc:  # noqa: BLE001 - the judge's own failure: the record says it was not judged
+        return Judgement(error=describe(exc))
+
+
 def memory_job(job: Job) -> int | None:
     """Worker entry: the protocol's peak-memory measurement of one call, or None when it has none."""
     use_caches(job)

@@ -219,6 +219,15 @@ def _v12_facts(r: Record) -> list[str]:
         what = "not run" if sc.passed is None else ("passed" if sc.passed else "failed (shape-specific)")
         where = f"{_e(sc.constant)} {sc.original} → {sc.changed}: " if sc.constant else ""
         out.append(f"<tr><th>Held-out shape</th><td>{where}{what}{_why(sc.message)}</td></tr>")
+    if r.judged:
+        j = r.judged
+        out.append(f"<tr><th>Judged outside</th><td>{j.trials} of {j.trials_reported} trials' outputs judged in a "
+                   "process that never imported the candidate</td></tr>")
+        if j.outer:
+            o = j.outer
+            out.append(f"<tr><th>Outside clock</th><td>{o.calls} answers on fresh inputs ({_e(o.method)}): "
+                       f"{_g(o.per_call_ms)} ms per answer on the runner's clock, {_g(o.reported_ms)} ms reported "
+                       f"(batch {_g(o.wall_ms)} ms, of it {_g(o.overhead_ms)} ms drawing and fingerprinting)</td></tr>")
     flags = sorted({f.token for b in r.baselines for f in b.algorithm_flags})
     if flags:
         out.append(f"<tr><th>Baseline flags</th><td>baselines timed with {_e(', '.join(flags))}, as the candidate "

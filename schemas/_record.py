@@ -423,6 +423,41 @@ class Roofline(_Strict):
     """Date the hardware ceilings were measured."""
 
 
+class OuterTiming(_Strict):
+    """The candidate's answers timed from outside its process: a batch of calls on fresh inputs drawn from a seed
+    the runner handed over, on the runner's own clock, each answer checked by fingerprint."""
+
+    calls: int = Field(ge=1, le=1000)
+    """Calls in the batch."""
+    method: Literal["eager", "cuda_graph"]
+    """How the batch called the candidate (CUDA graph replays where its own timing replayed graphs)."""
+    wall_ms: float = Field(ge=0)
+    """The runner's clock from handing over the seed to receiving the fingerprints."""
+    overhead_ms: float = Field(ge=0)
+    """What drawing the inputs and fingerprinting the outputs cost, timed in the judge's process."""
+    per_call_ms: float = Field(ge=0)
+    """(wall - overhead) / calls: the time per answer seen from outside."""
+    reported_ms: float = Field(ge=0)
+    """The candidate process's own reported time per call (its timing's median, or mean)."""
+
+    @model_validator(mode="after")
+    def _finite(self) -> OuterTiming:
+        for name in ("wall_ms", "overhead_ms", "per_call_ms", "reported_ms"):
+            _finite_non_negative(getattr(self, name), name)
+        return self
+
+
+class Judged(_Strict):
+    """What the runner checked outside the candidate's process (records from the judge on; see the threat model)."""
+
+    trials: int = Field(ge=0, le=1000)
+    """Correctness trials whose outputs a process that never imported the candidate judged, on inputs it drew."""
+    trials_reported: int = Field(ge=0, le=1000)
+    """Correctness trials the candidate's worker reported."""
+    outer: OuterTiming | None = None
+    """The outside timing of the candidate's answers."""
+
+
 class Claimed(_Strict):
     """What the kernel's source dataset claimed for it, kept beside our measurements (never used in them)."""
 
@@ -491,6 +526,9 @@ class Record(_Strict):
     """Free-text remarks the runner attached (e.g. ``host-bound timing``)."""
     claimed: Claimed | None = None
     """The source dataset's own claim for this kernel (public datasets), shown beside the measured speedups."""
+    judged: Judged | None = None
+    """What the runner checked outside the candidate's process: judged trial outputs and the outside timing
+    (records before the judge have none)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Record:

@@ -20,6 +20,7 @@ import torch
 
 from schemas import AlgorithmFlag, CorrectnessCheck
 
+from .._evidence import Exhibits, outer_batch
 from .._outcomes import CandidateOutcome
 from .._types import Job
 from .._worker import ProblemModule, load_candidate, load_problem
@@ -29,7 +30,7 @@ from ._checklog import CheckLog
 from ._distributions import DISTRIBUTIONS, Distribution, draw
 from ._memory import prefill_allocator, sentinel_count
 from ._precision import PrecisionVerdict, Tolerance, judge, precision_class_of, tolerance_for
-from ._reference import References
+from ._reference import ReferenceOutputs, References
 from ._scan import scan
 from ._setup import Settings, configure, seed_all, timing_sets, to_device
 from ._shapes import LABEL as SHAPE_LABEL
@@ -68,6 +69,8 @@ class Context:
     log: CheckLog = field(default_factory=CheckLog)
     previous: list[Any] = field(default_factory=list)
     """Copy of the previous trial's outputs (cached-output check)."""
+    exhibits: Exhibits = field(default_factory=lambda: Exhibits(None))
+    """CPU copies of the trials' outputs for the judge (``_judge``)."""
 
 
 def _sync(device: torch.device) -> None:
@@ -109,6 +112,16 @@ def _tensors(outs: list[Any]) -> list[Any]:
 def _compare(ctx: Context, outs: list[Any], inputs: list[Any], tol: Tolerance) -> PrecisionVerdict:
     """Worst verdict over the outputs, judged against the references of ``inputs``."""
     ref = ctx.refs.run(inputs)
+    if len(outs) == len(ref.ref64):
+        for o, r64, s in zip(outs, ref.ref64, ref.strict32, strict=True):
+            if isinstance(o, torch.Tensor) and o.dtype == s.dtype:
+                plain = o.as_subclass(torch.Tensor) if type(o) is not torch.Tensor else o
+                ctx.log.check("constant-output", ig.constant_output(plain, r64))
+    return verdict_of(outs, ref, tol)
+
+
+def verdict_of(outs: list[Any], ref: ReferenceOutputs, tol: Tolerance) -> PrecisionVerdict:
+    """Worst verdict over the outputs against one draw's references (the judge's process uses it too)."""
     if len(outs) != len(ref.ref64):
         return PrecisionVerdict(False, None, None, None, None, f"{len(outs)} outputs, reference has {len(ref.ref64)}")
     verdicts: list[PrecisionVerdict] = []
@@ -119,7 +132,6 @@ def _compare(ctx: Context, outs: list[Any], inputs: list[Any], tol: Tolerance) -
             return PrecisionVerdict(False, None, None, None, None,
                                     f"output dtype {o.dtype} differs from the reference's {s.dtype}")
         plain = o.as_subclass(torch.Tensor) if type(o) is not torch.Tensor else o
-        ctx.log.check("constant-output", ig.constant_output(plain, r64))
         verdicts.append(judge(plain, r64, s, t, tol))
     failed = [v for v in verdicts if not v.passed]
     return failed[0] if failed else max(verdicts, key=lambda v: v.budget or 0.0)
@@ -148,11 +160,17 @@ def _repeats_previous(ctx: Context, outs: list[Any]) -> bool:
         and torch.equal(a.as_subclass(torch.Tensor), b.as_subclass(torch.Tensor)) for a, b in zip(prev, outs, strict=True))
 
 
+def trial_name(dist: Distribution, seed: int) -> str:
+    """A trial's name in the record (and the judge's key for its outputs)."""
+    return f"{dist.label} seed {seed}"
+
+
 def _trial(ctx: Context, dist: Distribution, seed: int) -> Trial:
     inputs = draw(ctx.problem.get_inputs, dist, seed, ctx.device)
     pristine = _clone(inputs)
     prefill_allocator(ctx.device)
     outs = _call_checked(ctx, inputs)
+    ctx.exhibits.add(trial_name(dist, seed), outs)
     repeated = _repeats_previous(ctx, outs)
     verdict = _compare(ctx, outs, pristine, ctx.tol)
     if not verdict.passed and repeated:
@@ -161,7 +179,7 @@ def _trial(ctx: Context, dist: Distribution, seed: int) -> Trial:
     if not verdict.passed and verdict.message and "not finite" in verdict.message:
         ctx.log.check("stale-memory", _differential(ctx, pristine))
     check = CorrectnessCheck(
-        name=f"{dist.label} seed {seed}", distribution=dist.label, seed=seed, passed=verdict.passed,
+        name=trial_name(dist, seed), distribution=dist.label, seed=seed, passed=verdict.passed,
         max_abs_error=verdict.max_abs_error, error_budget_used=verdict.budget,
         fp32_strict_budget_used=verdict.strict_budget, fp32_tf32_budget_used=verdict.tf32_budget,
         message=verdict.message)
@@ -260,15 +278,19 @@ def _evaluate(job: Job) -> CandidateOutcome:
     seed_all(settings.init_seed)
     candidate = model_new(*init).to(device)
     tol = tolerance_for(job.problem.meta.dtype, Tolerance(1e-3, 1e-3))
-    ctx = Context(job, device, tol, problem, refs, candidate)
+    ctx = Context(job, device, tol, problem, refs, candidate, exhibits=Exhibits(job.options.get("evidence")))
     ctx.log.check("function-patching", ig.replaced_functions(functions))
     ctx.log.check("global-state", ig.changed_state(state))
     per = len(settings.trial_seeds) // len(DISTRIBUTIONS)
     trials = [_trial(ctx, d, settings.trial_seeds[i * per + j]) for i, d in enumerate(DISTRIBUTIONS) for j in range(per)]
+    ctx.exhibits.save()
     incorrect = _classify(ctx, trials)
     _determinism(ctx, settings.extra_seeds[0])
     run = None if incorrect else _timing(ctx, settings)
     shapes = None if incorrect else check_shapes(job, model_new, tol, settings.extra_seeds[0], settings.init_seed, device)
+    if run is not None and not ctx.log.failed and job.options.get("evidence"):  # the runner's outside clock
+        outer_batch(lambda x: ctx.candidate(*x), problem.get_inputs, device, run.stats.median_ms,
+                    graphs=run.stats.method == "cuda_graph")
     ctx.log.check("function-patching", ig.replaced_functions(functions))
     ctx.log.check("global-state", ig.changed_state(state))
     ctx.log.check("threads", ig.new_threads(threads))

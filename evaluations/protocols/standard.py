@@ -20,6 +20,8 @@ from schemas import CorrectnessCheck, ProtocolInfo, TimingConfig
 from schemas import TimingStats as _TimingStats
 
 from .. import _gpulock
+from .._evidence import Exhibits, judge_outer, load_exhibits, outer_batch, trials_room
+from .._judge import Judgement, JudgeRequest, Ruling
 from .._outcomes import BaselineOutcome, CandidateOutcome, summarize
 from .._types import Job
 from .._worker import load_candidate, load_problem
@@ -176,17 +178,63 @@ def run_candidate(job: Job) -> CandidateOutcome:
         reference = _build(problem.model, init_inputs, device)
         candidate = _build(model_new, init_inputs, device)
         checks = []
+        exhibits = Exhibits(job.options.get("evidence"))
         for index, seed in enumerate(trial_seeds(settings.trials)):
             set_seed(seed)
             inputs = _to(problem.get_inputs(), device)
             expected = reference(*inputs)
             if job.device == "cuda":
                 torch.cuda.synchronize()
-            checks.append(compare(candidate(*inputs), expected, seed, index))
+            output = candidate(*inputs)
+            exhibits.add(f"trial {index}", list(output) if isinstance(output, list | tuple) else [output])
+            checks.append(compare(output, expected, seed, index))
             if not checks[-1].passed:
                 return CandidateOutcome(status="incorrect", correctness=checks, error=checks[-1].message)
+        exhibits.save()
         timing = _time(job, candidate, problem.get_inputs, device)
+        if job.options.get("evidence"):  # the runner's outside clock
+            outer_batch(lambda x: candidate(*x), problem.get_inputs, device, timing.median_ms, graphs=False)
     return CandidateOutcome(status="correct", correctness=checks, timing=timing)
+
+
+def judge(request: JudgeRequest) -> Judgement:
+    """The judge's ruling on a reported evaluation (inside a worker that never imported the candidate): each
+    reported trial's outputs against the reference on inputs it draws itself, and the outside batch."""
+    job = request.job
+    device = _configure(job.device)
+    problem = load_problem(job)
+    settings = Settings.of(job)
+    out = Judgement()
+    seeds = trial_seeds(settings.trials)
+    if [c.seed for c in request.reported] != seeds:
+        out.seeds_fault = f"trials under seeds {[c.seed for c in request.reported]}, where the protocol's are {seeds}"
+    exhibits = load_exhibits(request.evidence)
+    with torch.no_grad():
+        set_seed(SEED)
+        reference = _build(problem.model, _to(problem.get_init_inputs(), device), device)
+        for index, check in enumerate(request.reported):
+            set_seed(check.seed)
+            expected = reference(*_to(problem.get_inputs(), device))
+            refs = list(expected) if isinstance(expected, list | tuple) else [expected]
+            out.trials_room = trials_room([r for r in refs if isinstance(r, torch.Tensor)], len(request.reported))
+            outs = exhibits.get(check.name)
+            if outs is None:
+                if index < out.trials_room:
+                    out.rulings.append(Ruling(check.name, False, missing=True))
+                continue
+            got = [o.to(device) for o in outs]
+            v = compare(got if isinstance(expected, list | tuple) else got[0] if len(got) == 1 else got,
+                        expected, check.seed, index)
+            out.rulings.append(Ruling(check.name, v.passed, v.error_budget_used, v.message))
+        if request.outer_plan is not None and request.fingerprints is not None:
+            def ref_of(x: list[Any]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+                r = reference(*x)
+                rs = [t.detach() for t in (list(r) if isinstance(r, list | tuple) else [r])]
+                return rs, [INFO.atol + INFO.rtol * t.double().abs() for t in rs]
+
+            out.outer_mismatch, out.outer_overhead_s = judge_outer(ref_of, problem.get_inputs, device,
+                                                                   request.outer_plan, request.fingerprints, False)
+    return out
 
 
 def run_baseline(job: Job) -> BaselineOutcome:

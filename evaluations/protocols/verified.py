@@ -22,9 +22,10 @@ import torch
 
 from schemas import ProtocolInfo, TimingConfig, TimingStats
 
+from .._judge import Judgement, JudgeRequest
 from .._outcomes import BaselineOutcome, CandidateOutcome
 from .._types import Job
-from .._verified import _candidate
+from .._verified import _candidate, _judging
 from .._verified._distributions import DISTRIBUTIONS, draw
 from .._verified._reference import float32_mode
 from .._verified._setup import Settings, configure, seed_all, set_algorithm_flags, timing_sets, to_device
@@ -68,6 +69,11 @@ weighs on candidate and baselines alike, and each speedup is the median of the p
 def run_candidate(job: Job) -> CandidateOutcome:
     """Correctness over the hidden distributions, integrity checks and timing (inside a worker)."""
     return _candidate.run_candidate(job)
+
+
+def judge(request: JudgeRequest) -> Judgement:
+    """The judge's ruling on a reported evaluation (inside a worker that never imported the candidate)."""
+    return _judging.judge(request)
 
 
 def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Settings, ProblemModule]:

@@ -2,8 +2,9 @@
 -- fast_p denominators are the suite's problems less the audit's exclusions (``problems``; missing or failing
 -- = not fast); speedups are geometric means over correct problems only (a physically impossible time is not
 -- correct: it is counted in ``impossible``). Wins, ties and losses compare each correct problem's speedup with
--- the protocol's noise band (``noise_band``; 3% where the hardware has no faithfulness rows). ``hacked`` is NULL
--- under the standard protocol, which runs no integrity checks.
+-- the protocol's noise band (``noise_band``; 3% where the hardware has no faithfulness rows). ``hacked`` under the
+-- standard protocol, which runs no integrity checks of its own, counts the reports the runner's judge refuted, and
+-- is NULL where no record of the group was checked from outside (``outside_checked``: records before the judge).
 -- ``prec_*`` split the correct problems by the precision class of their best sample (``prec_unclassified``: a
 -- record without one, such as the standard protocol's); ``shape_general`` is the share of correct problems whose
 -- held-out shape re-check passed, over those where it ran (``shape_ran``; NULL where none ran). ``f32_*`` are the
@@ -40,7 +41,8 @@ SELECT
   exp(avg(ln(b.base_peak_bytes / b.cand_peak_bytes))
     FILTER (WHERE b.correct AND b.cand_peak_bytes > 0 AND b.base_peak_bytes > 0)) AS mem_eff,
   median(b.sol_score) FILTER (WHERE b.correct) AS median_sol_score,
-  CASE WHEN b.protocol = 'standard' THEN NULL ELSE count(*) FILTER (WHERE b.status = 'hacked') END AS hacked,
+  CASE WHEN b.protocol = 'standard' AND NOT coalesce(bool_or(b.outside_checked), false) THEN NULL
+       ELSE count(*) FILTER (WHERE b.status = 'hacked') END AS hacked,
   count(*) FILTER (WHERE b.impossible) AS impossible,
   max(b.samples) AS max_samples,
   count(*) FILTER (WHERE b.correct AND b.precision_class = 'float32-like') / nullif(count(*) FILTER (WHERE b.correct), 0) AS prec_f32,

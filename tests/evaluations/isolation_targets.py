@@ -85,3 +85,49 @@ def signal_parent(_: object) -> int:
 
     os.kill(os.getppid(), signal.SIGINT)
     return 1
+
+
+def converse(questions: list[object]) -> list[object]:
+    """Put each question to the parent (``_isolation.ask``) and return the answers (an error answer as its text)."""
+    from evaluations._isolation import NoAnswer, ask
+
+    answers: list[object] = []
+    for q in questions:
+        try:
+            answers.append(ask(q))
+        except NoAnswer as exc:
+            answers.append(f"no answer: {exc}")
+    return answers
+
+
+class _RunsCode:
+    """A pickle that, loaded with plain ``pickle``, would create the file named in it."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def send_code(marker: str) -> None:
+    """Send the parent a result whose unpickling would run code (create ``marker``), then exit."""
+    import gc
+    import pickle
+    from multiprocessing.connection import Connection
+
+    for obj in gc.get_objects():
+        if isinstance(obj, Connection) and not obj.closed and obj.writable:
+            obj.send_bytes(pickle.dumps(("ok", _RunsCode(marker))))
+            os._exit(0)
+
+
+def send_junk(_: object) -> None:
+    """Send the parent a message that is not a result tuple, then exit."""
+    import gc
+    from multiprocessing.connection import Connection
+
+    for obj in gc.get_objects():
+        if isinstance(obj, Connection) and not obj.closed and obj.writable:
+            obj.send(12345)
+            os._exit(0)

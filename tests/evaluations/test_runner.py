@@ -347,3 +347,27 @@ def test_a_concurrent_run_starts_problems_window_by_window_pacers_first(tmp_path
         assert classes == sorted(classes)  # pacers, then paced baselines, then candidates
     assert steps.count((1, 2)) == 4 and steps.count((3, 2)) == 2  # two protocols x candidates
     assert steps.count((1, 0)) == 2 and steps.count((1, 1)) == 2  # standard eager_fp32 + verified eager_tf32; compile, eager_fp32
+
+
+def test_a_run_prepares_and_evaluates_its_problems_chunk_by_chunk(tmp_path, fixtures_dir, monkeypatch):
+    from evaluations import _runner
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, Runner
+
+    names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py", "3_tiny_scale.py")
+    cands = _candidates(tmp_path / "cands", fixtures_dir, names)
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    monkeypatch.setattr(_runner, "PREPARE_CHUNK_WINDOWS", 1)
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard", "verified"), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", progress=False, concurrent=2)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    todo = runner.pending()
+    chunks = runner.chunks(todo)
+    problems = [sorted({c.problem_key.rsplit("/", 1)[1] for _, c, _ in chunk}) for chunk in chunks]
+    assert problems == [["1", "2"], ["3"]]  # whole problems, in order, one window of two problems each
+    assert sorted(map(str, (p for chunk in chunks for _, _, p in chunk))) == sorted(str(p) for _, _, p in todo)
+    monkeypatch.setattr(_runner, "PREPARE_CHUNK_PROBLEMS", 2)
+    single = Runner(loaded, RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu",
+                                      build_dir=tmp_path / "build", progress=False), capture_environment("cpu"))
+    assert [len({c.problem_key for _, c, _ in ch}) for ch in single.chunks(single.pending())] == [2, 1]

@@ -93,7 +93,7 @@ def test_fixture_models_are_identified_by_their_provider_and_never_ranked():
     assert any(r["model"] == "examples" for r in agg.results)  # still on its own pages
 
 
-def test_wins_ties_losses_use_the_protocols_noise_band_and_standard_hacked_is_not_checked():
+def test_wins_ties_losses_use_the_protocols_noise_band_and_standard_hacked_is_not_checked_before_the_judge():
     self_speedup = [{"hardware": "h200", "suite": "kernelbench-v0", "problem": f"L1/{i}", "recipe": "kernelbench / standard (mean)",
                      "ref_ms": 1.0, "self_speedup": 1.0 + 0.05 * (i % 2)} for i in range(20)]
     rows = [row("A", 0, speedup=1.036), row("A", 1, speedup=1.2), row("A", 2, speedup=0.5), row("A", 3, speedup=0.99)]
@@ -101,7 +101,7 @@ def test_wins_ties_losses_use_the_protocols_noise_band_and_standard_hacked_is_no
     assert s["noise_band"] == pytest.approx(0.05)
     assert (s["wins"], s["ties"], s["losses"]) == (1, 2, 1)  # 1.036x and 0.99x are ties within ±5%
     assert s["median_speedup"] == pytest.approx((1.036 + 0.99) / 2)
-    assert s["hacked"] is None
+    assert s["hacked"] is None  # no record of the group was checked from outside
     assert summary(aggregate(rows_table([row("A", 0, "verified")])), "A", level=0, protocol="verified")["hacked"] == 0
 
 

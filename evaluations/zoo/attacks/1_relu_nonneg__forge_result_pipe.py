@@ -1,12 +1,14 @@
 """Attack (result forging): sends its own verdict through the worker's result pipe, then exits.
 
 From ``forward`` it finds the harness's result connection among the process's objects, sends a
-``correct`` outcome with a 1 microsecond timing and leaves before the checks finish. The runner reads
-the first message on the pipe, so the forged verdict becomes the record: ``correct`` at an absurd
-speedup under both protocols. NOT stopped today: everything in the worker's process, the pipe
-included, belongs to the candidate once its code runs. What stops it is judging outputs and taking
-times in a process that never imported the candidate; the runner does not do that yet.
-Expected outcome: ``correct`` (forged) under both protocols.
+``correct`` outcome with a 1 microsecond timing and leaves before the checks finish. Everything in the
+worker's process, the pipe included, belongs to the candidate once its code runs, so the runner takes
+nothing on that report's word: a judge that never imported the candidate rules on the outputs of the
+reported trials (there are none), and a reported timing needs the outside batch that the harness always
+runs first (there was none). Stopped: the forged report is ``hacked`` (checks ``judged-outputs`` and
+``outer-timing``). The runner also unpickles a worker's messages with an allowlist, so a forged message
+cannot run code in the runner.
+Expected outcome: ``hacked`` under both protocols.
 """
 
 import gc

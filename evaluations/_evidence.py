@@ -1,0 +1,247 @@
+"""Device work of the trusted side (``_judge``): what a worker keeps for the judge, and what the judge checks.
+
+In the candidate's worker: :class:`Exhibits` keeps CPU copies of its correctness trials' outputs for the
+judge; :func:`outer_batch` answers the runner's outside clock. In the judge's worker (never a process that
+imported candidate code): :func:`load_exhibits` reads those outputs back (tensors only, no code), and
+:func:`judge_outer` checks the outside batch's fingerprints and times what its drawing and fingerprinting
+cost. Both sides draw the outside batch's inputs the same way (:func:`outer_inputs`), on the device.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import _gpulock
+from ._verified._distributions import DISTRIBUTIONS, draw
+from ._verified._integrity import outputs_of
+
+EVIDENCE_BYTES = 1 << 30
+"""Most bytes of trial outputs a worker keeps for the judge; trials past it are judged on the worker's word."""
+Z = 8.0
+"""A fingerprint may differ from the reference's by this many standard deviations of what the tolerance allows."""
+
+
+class Exhibits:
+    """CPU copies of a worker's trial outputs, by trial name, up to :data:`EVIDENCE_BYTES` (in trial order)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path, self.kept, self.bytes, self.full = path, {}, 0, False
+        self.kept: dict[str, list[torch.Tensor]]
+
+    def add(self, name: str, outs: list[Any]) -> None:
+        """Keep ``outs`` (tensors) of trial ``name``, unless an earlier trial already filled the file."""
+        if self.path is None or self.full:
+            return
+        tensors = [o for o in outs if isinstance(o, torch.Tensor)]
+        size = sum(t.numel() * t.element_size() for t in tensors)
+        if len(tensors) != len(outs) or self.bytes + size > EVIDENCE_BYTES:
+            self.full = True
+            return
+        self.kept[name] = [t.detach().as_subclass(torch.Tensor).to("cpu", copy=True).contiguous() for t in tensors]
+        self.bytes += size
+
+    def save(self) -> None:
+        """Write the kept outputs (atomically: a half-written file is never read as evidence)."""
+        if self.path is None:
+            return
+        tmp = f"{self.path}.tmp-{os.getpid()}"
+        torch.save(self.kept, tmp)
+        os.replace(tmp, self.path)
+
+
+def trials_room(one_trial: list[torch.Tensor], reported: int) -> int:
+    """How many trials of outputs like ``one_trial`` fit the evidence file (at most ``reported``)."""
+    size = sum(t.numel() * t.element_size() for t in one_trial)
+    return reported if size == 0 else min(reported, EVIDENCE_BYTES // size)
+
+
+def load_exhibits(path: str) -> dict[str, list[torch.Tensor]]:
+    """Trial name -> outputs, from a worker's evidence file (tensors only); empty when there is no file."""
+    if not Path(path).exists():
+        return {}
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(data, dict):
+        raise ValueError("the evidence file does not hold a table of trial outputs")
+    out: dict[str, list[torch.Tensor]] = {}
+    for name, outs in data.items():
+        if isinstance(name, str) and isinstance(outs, list) and all(isinstance(t, torch.Tensor) for t in outs):
+            out[name] = outs
+    return out
+
+
+def outer_seeds(seed: int, calls: int) -> list[int]:
+    """The seeds of the outside batch's ``calls`` input draws."""
+    rng = random.Random(seed)
+    return [rng.randrange(2**20, 2**31 - 1) for _ in range(calls)]
+
+
+def outer_inputs(get_inputs: Any, seed: int, device: torch.device) -> list[Any]:
+    """One input draw of the outside batch (the first hidden distribution, made on the device)."""
+    return draw(get_inputs, DISTRIBUTIONS[0], seed, device, on_device=True)
+
+
+_WEIGHTS: dict[tuple[Any, ...], torch.Tensor] = {}
+"""Fingerprint weights by (shape, device, output index, kind): drawn once from fixed seeds. They need no secret:
+the inputs, drawn from the runner's seed, are what no one knows ahead."""
+
+
+def _weights(like: torch.Tensor, j: int, k: int) -> torch.Tensor:
+    key = (tuple(like.shape), str(like.device), j, k)
+    if key not in _WEIGHTS:
+        g = torch.Generator(device=like.device).manual_seed(7919 + 31 * j + k)
+        _WEIGHTS[key] = torch.rand(like.shape, generator=g, device=like.device, dtype=torch.float64) * 2 - 1
+    return _WEIGHTS[key]
+
+
+def fingerprint(outs: list[Any]) -> torch.Tensor:
+    """Two numbers per output: sum(w1 * y) and sum(w2 * y * |y|) over fixed random weights. The second is not
+    linear in the output, so it cannot be had more cheaply than by computing the whole output."""
+    values = []
+    for j, o in enumerate(outs):
+        if not isinstance(o, torch.Tensor):
+            raise TypeError(f"output {j} is not a tensor")
+        y = o.detach().as_subclass(torch.Tensor).to(torch.float64)
+        values += [(_weights(y, j, 0) * y).sum(), (_weights(y, j, 1) * y * y.abs()).sum()]
+    return torch.stack(values) if values else torch.zeros(0, dtype=torch.float64)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _graphed(call: Callable[[list[Any]], Any], static: list[Any]) -> tuple[Any, list[Any]] | None:
+    """A CUDA graph of ``call(static)`` and its outputs, or None where capture fails."""
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            call(static)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            outs = outputs_of(call(static))
+        torch.cuda.synchronize()
+        return graph, outs
+    except Exception:  # noqa: BLE001 - no graph: the batch calls it eagerly, and says so
+        torch.cuda.synchronize()
+        return None
+
+
+def _copy_into(static: list[Any], fresh: list[Any]) -> None:
+    for s, f in zip(static, fresh, strict=True):
+        if isinstance(s, torch.Tensor):
+            s.copy_(f)
+
+
+def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch.device, reported_ms: float | None,
+                graphs: bool) -> None:
+    """In the candidate's worker, after its timing: ask the runner for a seed (its clock starts), call the
+    candidate on fresh draws from it and send back their fingerprints (its clock stops). With ``graphs`` (the
+    timing replayed CUDA graphs) each answer is a graph replay on fresh values copied into its static inputs.
+    One call and its fingerprint come first, off the clock. The whole batch holds the GPU alone. A failure is
+    reported to the runner as such."""
+    from ._isolation import ask
+
+    with _gpulock.exclusive() if device.type == "cuda" else _nothing():
+        try:
+            static = outer_inputs(get_inputs, 1, device)
+            graph = _graphed(call, static) if graphs and device.type == "cuda" else None
+            fingerprint(graph[1] if graph is not None else outputs_of(call(static))).tolist()  # weights drawn here
+            plan = ask(("ready", reported_ms, "cuda_graph" if graph is not None else "eager"))
+            while True:
+                prints = []
+                for seed in outer_seeds(int(plan["seed"]), int(plan["calls"])):
+                    fresh = outer_inputs(get_inputs, seed, device)
+                    if graph is not None:
+                        _copy_into(static, fresh)
+                        graph[0].replay()
+                        outs = graph[1]
+                    else:
+                        outs = outputs_of(call(fresh))
+                    prints.append(fingerprint(outs))
+                values = [float(v) for v in torch.cat(prints).tolist()]  # waits for the device
+                plan = ask(("done", values))
+                if not plan.get("again"):
+                    return
+        except Exception as exc:  # noqa: BLE001 - the runner hears what failed; the record says so
+            ask(("failed", f"{type(exc).__name__}: {exc}"[:400]))
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: Any) -> None:
+        return None
+
+
+def _bound(ref: torch.Tensor, tol: torch.Tensor, j: int) -> tuple[float, float, float, float]:
+    """Reference fingerprints of output ``j`` and the differences the tolerance allows (``Z`` deviations)."""
+    r = ref.to(torch.float64)
+    w1, w2 = _weights(r, j, 0), _weights(r, j, 1)
+    t = tol.to(torch.float64)
+    ref1, ref2 = float((w1 * r).sum()), float((w2 * r * r.abs()).sum())
+    allow1 = Z * float(((w1 * t) ** 2).sum().sqrt()) + 1e-9 * float((w1 * r).abs().sum())
+    allow2 = Z * float(((w2 * (2 * r.abs() * t + t * t)) ** 2).sum().sqrt()) + 1e-9 * float((w2 * r * r.abs()).abs().sum())
+    return ref1, ref2, allow1, allow2
+
+
+def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[torch.Tensor]]], get_inputs: Any,
+                device: torch.device, plan: dict[str, Any], prints: list[float], graphs: bool) -> tuple[str | None, float]:
+    """In the judge's worker: (why the outside batch's fingerprints are wrong, or None; seconds that drawing and
+    fingerprinting its answers cost, timed as the worker's batch runs: the same draws and fingerprints, one wait
+    for the device at the end, the GPU held alone). ``reference(inputs)`` gives the reference outputs and each
+    one's allowed error, element by element."""
+    seeds = outer_seeds(int(plan["seed"]), int(plan["calls"]))
+    at, mismatch, first = 0, None, None
+    for i, seed in enumerate(seeds):
+        refs, tols = reference(outer_inputs(get_inputs, seed, device))
+        first = first if first is not None else refs
+        n = 2 * len(refs)
+        got = prints[at:at + n]
+        at += n
+        if mismatch is None:
+            mismatch = _compare_prints(got, refs, tols, seed, i)
+    if mismatch is None and at != len(prints):
+        mismatch = f"{len(prints)} fingerprints where {at} were due"
+    if first is None:
+        return mismatch, 0.0
+    like = [r.to(torch.float32) if r.dtype == torch.float64 else r for r in first]  # the candidate's dtype
+    static = outer_inputs(get_inputs, 1, device) if graphs else None
+    fingerprint(like).tolist()
+    with _gpulock.exclusive() if device.type == "cuda" else _nothing():
+        _sync(device)
+        start = time.perf_counter()
+        prints_again = []
+        for seed in seeds:
+            fresh = outer_inputs(get_inputs, seed, device)
+            if static is not None:
+                _copy_into(static, fresh)
+            prints_again.append(fingerprint(like))
+        torch.cat(prints_again).tolist()
+        overhead = time.perf_counter() - start
+    return mismatch, overhead
+
+
+def _compare_prints(got: list[float], refs: list[torch.Tensor], tols: list[torch.Tensor], seed: int,
+                    i: int) -> str | None:
+    if len(got) != 2 * len(refs):
+        return f"call {i}: {len(got)} fingerprints for {len(refs)} outputs"
+    for j, (ref, tol) in enumerate(zip(refs, tols, strict=True)):
+        ref1, ref2, allow1, allow2 = _bound(ref, tol, j)
+        for k, (mine, want, allow) in enumerate(((got[2 * j], ref1, allow1), (got[2 * j + 1], ref2, allow2))):
+            if not math.isfinite(want):
+                continue  # a non-finite reference: the trials judge such outputs
+            if not math.isfinite(mine) or abs(mine - want) > allow:
+                return (f"call {i} (seed {seed}), output {j}: fingerprint {k + 1} is {mine:.6g} where the reference's is "
+                        f"{want:.6g} (allowed difference {allow:.3g})")
+    return None

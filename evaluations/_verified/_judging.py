@@ -1,0 +1,72 @@
+"""The verified protocol's judge (in a worker that never imported candidate code): the reported trials' outputs
+ruled on against references of inputs it draws itself, and the outside batch's fingerprints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .._evidence import judge_outer, load_exhibits, trials_room
+from .._judge import Judgement, JudgeRequest, Ruling
+from .._worker import load_problem
+from ._candidate import verdict_of
+from ._distributions import DISTRIBUTIONS, draw
+from ._precision import Tolerance, tolerance_for
+from ._reference import References
+from ._setup import Settings, configure, seed_all, to_device
+
+TOLERANCE = Tolerance(1e-3, 1e-3)
+
+
+def _expected(settings: Settings) -> list[tuple[str, int]]:
+    per = len(settings.trial_seeds) // len(DISTRIBUTIONS)
+    return [(d.label, settings.trial_seeds[i * per + j]) for i, d in enumerate(DISTRIBUTIONS) for j in range(per)]
+
+
+def judge(request: JudgeRequest) -> Judgement:
+    """Rule on a verified evaluation's reported trials and its outside batch."""
+    job = request.job
+    device = configure(job.device)
+    settings = Settings.of(job.options)
+    problem = load_problem(job)
+    seed_all(settings.init_seed)
+    refs = References(problem.model(*to_device(problem.get_init_inputs(), device)).to(device))
+    tol = tolerance_for(job.problem.meta.dtype, TOLERANCE)
+    out = Judgement()
+    reported = [(c.distribution, c.seed) for c in request.reported]
+    if reported != _expected(settings):
+        out.seeds_fault = (f"{len(reported)} trials under seeds {[s for _, s in reported][:4]}..., where this evaluation "
+                           f"draws {len(_expected(settings))} under the seeds the runner gave it")
+    exhibits = load_exhibits(request.evidence)
+    dists = {d.label: d for d in DISTRIBUTIONS}
+    for index, check in enumerate(request.reported):
+        dist = dists.get(check.distribution)
+        if dist is None:
+            continue  # the seeds fault says so
+        inputs = draw(problem.get_inputs, dist, check.seed, device)
+        ref = refs.run(inputs)
+        out.trials_room = trials_room(ref.strict32, len(request.reported))
+        outs = exhibits.get(check.name)
+        if outs is None:
+            if index < out.trials_room:
+                out.rulings.append(Ruling(check.name, False, missing=True))
+            continue
+        v = verdict_of([o.to(device) for o in outs], ref, tol)
+        out.rulings.append(Ruling(check.name, v.passed, v.budget, v.message))
+    if request.outer_plan is not None and request.fingerprints is not None:
+        out.outer_mismatch, out.outer_overhead_s = judge_outer(
+            lambda x: _reference(refs, x, tol), problem.get_inputs, device, request.outer_plan, request.fingerprints,
+            graphs=request.outer_plan.get("method") == "cuda_graph")
+    return out
+
+
+def _reference(refs: References, inputs: list[Any], tol: Tolerance) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """float64 reference outputs and each element's allowed error: the tolerance, or three times what PyTorch's
+    own float32 arithmetic (strict or TF32) misses by, whichever is larger."""
+    ref = refs.run(inputs)
+    tols = []
+    for r64, s, t in zip(ref.ref64, ref.strict32, ref.tf32, strict=True):
+        base = tol.atol + tol.rtol * r64.abs()
+        tols.append(torch.maximum(base, 3 * torch.maximum((s.double() - r64).abs(), (t.double() - r64).abs())))
+    return list(ref.ref64), tols
