@@ -126,4 +126,4 @@ def roofline_for(problem: Problem, hardware: str, candidate_ms: float | None, ba
     if usable and baseline_ms is not None and math.isfinite(baseline_ms):
         score = sol_score(candidate_ms, baseline_ms, floor)
     return Roofline(flops=meta.flops, min_bytes=meta.min_bytes, t_sol_ms=floor,
-                    fraction_of_roofline=fraction, sol_score=score, ceilings_date=ceilings.date)
+                    fraction_of_roofline=fraction, sol_score=score, ceilings_date=ceilings.date, counted=meta.counted)

@@ -154,7 +154,10 @@ def _facts(r: Record, row: dict) -> list[str]:
         roof = r.roofline
         frac = MISSING if roof.fraction_of_roofline is None else f"{100 * roof.fraction_of_roofline:.1f}"
         score = MISSING if roof.sol_score is None else f"{roof.sol_score:.3f}"
-        out.append(f"<tr><th>Roofline</th><td>T_SOL {ms(roof.t_sol_ms)} · {frac}% of roofline · SOL score {score}</td></tr>")
+        how = {"automatic": " · FLOPs and bytes counted automatically", "hand": " · FLOPs and bytes counted by hand"}.get(
+            roof.counted or "", "")
+        out.append(f"<tr><th>Roofline</th><td>T_SOL {ms(roof.t_sol_ms)} · {frac}% of roofline · SOL score {score}"
+                   f"{how}</td></tr>")
     claimed = getattr(r, "claimed", None)
     if claimed is not None:
         against = f" against {_e(claimed.baseline)}" if claimed.baseline else ""

@@ -421,6 +421,10 @@ class Roofline(_Strict):
     """SOL ExecBench score 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL))."""
     ceilings_date: str | None = None
     """Date the hardware ceilings were measured."""
+    counted: Literal["hand", "automatic"] | None = None
+    """How the problem's FLOPs and bytes were counted: by hand (the own suite) or automatically (FLOP counter on the
+    meta device, bytes of inputs, weights and outputs; an automatic FLOP count is the reference's algorithm, so
+    the faster-than-physics check uses its bytes only). ``None`` in records made before it was kept."""
 
 
 class OuterTiming(_Strict):
@@ -532,6 +536,8 @@ class Record(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Record:
+        if self.judged is not None and not self.judged.trials <= self.judged.trials_reported == len(self.correctness):
+            raise ValueError("judged: trials judged must be at most the trials reported, which are the record's own")
         if self.status == "hacked" and all(c.passed for c in self.integrity):
             raise ValueError("status 'hacked' needs at least one failed integrity check")
         if self.status == "correct":

@@ -54,6 +54,10 @@ def test_roofline_record_fields(ceilings_dir: Path) -> None:
     assert r.sol_score == pytest.approx(2 / 3)
     assert r.ceilings_date == "2026-01-02"
     assert r.flops == 0.0 and r.min_bytes == 8e9
+    assert r.counted is None  # the problem's metadata says nothing of how it was counted
+    auto = roofline_for(_problem(flops=1e9, min_bytes=8e9, counted="automatic"), "fakegpu", 4.0, 6.0,
+                        ceilings_dir=ceilings_dir)
+    assert auto is not None and auto.counted == "automatic"  # the record says how its problem was counted
 
 
 def test_sol_score_anchors() -> None:
