@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from _record_factory import make_record
 from pydantic import ValidationError
 
 from schemas import Judged, OuterTiming, json_schemas
-
-from _record_factory import make_record
 
 
 def _outer(**kw):
