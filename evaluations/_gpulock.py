@@ -8,6 +8,11 @@ its own queued device work is done before it lets go of the shared lock, so noth
 inside another worker's timing. A gate file gives a waiting timing priority: while one waits, no
 worker newly takes the device.
 
+A worker holds the shared lock for its whole job, so a timing would otherwise wait for every other job in
+flight to end or reach its own timing. Between the steps of its harness (a correctness trial, a check) a
+worker calls :func:`yield_to_timing`: where a timing waits, it finishes its queued device work, lets go and
+takes the device again after that timing, so timings wait for a step, not for whole jobs.
+
 A worker records how long it has waited for the lock in ``<lock>.wait-<pid>``; the runner extends
 that worker's deadline by this much (at most doubling it), so waiting for the GPU is never a timeout.
 Without the environment variable (one evaluation at a time, or the CPU) every function is a no-op.
@@ -157,3 +162,20 @@ def released() -> Iterator[None]:
     finally:
         _enter_shared(main, gate)
 
+
+
+def yield_to_timing() -> None:
+    """Between two steps of a job: if another worker's timing waits for the device (it holds the gate), let it
+    go first (this worker's queued device work is finished before it lets go); else nothing. A no-op outside
+    :func:`shared`, inside :func:`exclusive`, or without the lock."""
+    main, gate = _state["main"], _state["gate"]
+    if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+        return
+    assert isinstance(gate, int)
+    try:
+        _flock(gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # a timing waits (or a worker is taking the device shared, a moment's work)
+        with released():
+            pass
+        return
+    _flock(gate, fcntl.LOCK_UN)

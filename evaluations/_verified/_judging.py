@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from .. import _gpulock
 from .._evidence import judge_outer, load_exhibits, trials_room
 from .._judge import Judgement, JudgeRequest, Ruling
 from .._worker import load_problem
@@ -41,6 +42,7 @@ def judge(request: JudgeRequest) -> Judgement:
     exhibits = load_exhibits(request.evidence)
     dists = {d.label: d for d in DISTRIBUTIONS}
     for index, check in enumerate(request.reported):
+        _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
         dist = dists.get(check.distribution)
         if dist is None:
             continue  # the seeds fault says so

@@ -180,6 +180,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
         checks = []
         exhibits = Exhibits(job.options.get("evidence"))
         for index, seed in enumerate(trial_seeds(settings.trials)):
+            _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
             set_seed(seed)
             inputs = _to(problem.get_inputs(), device)
             expected = reference(*inputs)
@@ -191,6 +192,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
             if not checks[-1].passed:
                 return CandidateOutcome(status="incorrect", correctness=checks, error=checks[-1].message)
         exhibits.save()
+        _gpulock.yield_to_timing()
         timing = _time(job, candidate, problem.get_inputs, device)
         if job.options.get("evidence"):  # the runner's outside clock
             outer_batch(lambda x: candidate(*x), problem.get_inputs, device, timing.median_ms, graphs=False)
@@ -213,6 +215,7 @@ def judge(request: JudgeRequest) -> Judgement:
         set_seed(SEED)
         reference = _build(problem.model, _to(problem.get_init_inputs(), device), device)
         for index, check in enumerate(request.reported):
+            _gpulock.yield_to_timing()
             set_seed(check.seed)
             expected = reference(*_to(problem.get_inputs(), device))
             refs = list(expected) if isinstance(expected, list | tuple) else [expected]

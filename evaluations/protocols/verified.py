@@ -22,6 +22,7 @@ import torch
 
 from schemas import ProtocolInfo, TimingConfig, TimingStats
 
+from .. import _gpulock
 from .._judge import Judgement, JudgeRequest
 from .._outcomes import BaselineOutcome, CandidateOutcome
 from .._types import Job
@@ -105,8 +106,10 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
         inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
         peak = _peak_of_one_call(model, inputs) if device.type == "cuda" else None
         del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
+        _gpulock.yield_to_timing()
         sets = timing_sets(problem.get_inputs, settings, device)
         model(*sets[0])
+        _gpulock.yield_to_timing()
         return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan, module=model).stats, peak
 
 

@@ -131,3 +131,21 @@ def send_junk(_: object) -> None:
         if isinstance(obj, Connection) and not obj.closed and obj.writable:
             obj.send(12345)
             os._exit(0)
+
+
+def hold_shared_in_steps(args: tuple[str, str, float]) -> list[tuple[float, float]]:
+    """Take the GPU lock shared for a job of ``seconds`` in steps of 50 ms, calling ``yield_to_timing`` between
+    steps (touching ``dir/name.held`` once it holds the lock): the (start, end) of every step."""
+    from evaluations import _gpulock
+
+    folder, name, seconds = args
+    steps: list[tuple[float, float]] = []
+    with _gpulock.shared():
+        open(os.path.join(folder, f"{name}.held"), "w").close()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            start = time.monotonic()
+            time.sleep(0.05)
+            steps.append((start, time.monotonic()))
+            _gpulock.yield_to_timing()
+    return steps

@@ -101,3 +101,17 @@ def test_a_worker_that_waits_longer_than_twice_its_deadline_is_still_stopped(tmp
         os.close(fd)
     assert result.failure is not None and result.failure.kind == "timeout"
     assert took < 15.0
+
+
+def test_a_timing_waits_for_a_step_of_a_yielding_job_not_for_the_whole_job(tmp_path, lock):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with ThreadPoolExecutor(2) as pool:
+        job = pool.submit(_run, tmp_path, "hold_shared_in_steps", (str(marks), "job", 3.0), "job")
+        _touched(marks / "job.held")
+        timing = pool.submit(_run, tmp_path, "time_exclusive", (str(marks), "timing", None), "timing")
+        start, end, waited = timing.result()
+        steps = job.result()
+    assert waited < 1.5  # far less than the 3 s job: it waited for one step (and a worker's start)
+    assert end < steps[-1][1]  # the timing ended while the job was still running
+    assert not any(s < end and start < e for s, e in steps)  # no step of the job ran inside the timing
