@@ -33,7 +33,7 @@ from ._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_sp
 from ._loaders import Loaded
 from ._outcomes import BaselineOutcome, CandidateOutcome, host_speed_bound, pacing_of
 from ._phases import Phase, PhaseLog, Span
-from ._types import AlgorithmFlags, Candidate, Job, Problem
+from ._types import AlgorithmFlags, Candidate, Job, Problem, sha256_text
 
 MAX_ERROR_CHARS = 4000
 """Length limit of a record's ``error`` (the schema's)."""
@@ -342,6 +342,10 @@ class Runner:
         def one(job: Job) -> None:
             c = job.candidate
             assert c is not None
+            marker = self._prepared_marker(c)
+            if marker.exists():  # prepared in an earlier run with this build folder: its caches are there
+                advance()
+                return
             result = self._isolated("evaluations._worker:warm_candidate", job, f"build-{c.sha256[:16]}",
                                     self.config.build_timeout_s, "build", spare=False)  # parallel: cold workers
             if not result.ok and not (result.failure and result.failure.kind == "cancelled"):
@@ -349,6 +353,9 @@ class Runner:
             elif result.ok and result.value.error is not None:
                 self._build_errors[c.sha256] = CandidateOutcome(
                     status="compile_error", error=_error_text(result.value.error, result.output_tail))
+            elif result.ok:
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.write_text(f"{c.sha256}\n", encoding="ascii")
             advance()
 
         with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
@@ -357,6 +364,14 @@ class Runner:
             except BaseException:
                 self.cancel.set()
                 raise
+
+    def _prepared_marker(self, candidate: Candidate) -> Path:
+        """Marks a candidate whose import, construction and warm-up call succeeded with this build folder, torch
+        and device, so a later run (a resumed sitting on a warm machine) does not prepare it again: its extension
+        builds and compiler caches are in the folder. Removing the build folder removes the marks."""
+        env = self.env
+        tag = sha256_text(f"{candidate.sha256}\0{env.torch}\0{env.triton}\0{env.device_name}\0{self.config.device}")
+        return self.config.build_dir / "prepared" / f"{tag[:32]}.ok"
 
     def schedule(self, todo: list[tuple[str, Candidate, Path]]) -> list[Work]:
         """Every baseline the candidates in ``todo`` need and the candidates themselves, in the order a concurrent

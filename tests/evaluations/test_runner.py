@@ -371,3 +371,32 @@ def test_a_run_prepares_and_evaluates_its_problems_chunk_by_chunk(tmp_path, fixt
     single = Runner(loaded, RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu",
                                       build_dir=tmp_path / "build", progress=False), capture_environment("cpu"))
     assert [len({c.problem_key for _, c, _ in ch}) for ch in single.chunks(single.pending())] == [2, 1]
+
+
+def test_a_candidate_prepared_once_is_not_prepared_again_with_the_same_build_folder(tmp_path, fixtures_dir):
+    import shutil
+
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    (cands / "3_tiny_scale.py").write_text(  # "load_inline" in its text: a candidate the prepare stage builds
+        (fixtures_dir / "problems" / "3_tiny_scale.py").read_text(encoding="utf-8").replace("class Model(", "class ModelNew(")
+        + "\n# built with torch.utils.cpp_extension.load_inline elsewhere\n", encoding="utf-8")
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+
+    def once():
+        config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                           build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                           progress=False)
+        summary = run(loaded, config, capture_environment("cpu"))
+        shutil.rmtree(tmp_path / "out")  # the next run evaluates it again
+        return summary
+
+    first, second = once(), once()
+    assert [r.status for r in first.records] == [r.status for r in second.records] == ["correct"]
+    assert {t.phase: t.jobs for t in first.phases.totals()}["build"] == 1
+    assert "build" not in {t.phase for t in second.phases.totals()}  # prepared before: no build job
+    assert len(list((tmp_path / "build" / "prepared").glob("*.ok"))) == 1
