@@ -28,7 +28,7 @@ from .._worker import ProblemModule, load_candidate, load_problem
 from . import _integrity as ig
 from . import _provenance
 from ._checklog import CheckLog
-from ._distributions import DISTRIBUTIONS, Distribution, draw
+from ._distributions import DISTRIBUTIONS, Distribution, draw, fresh_seeds
 from ._memory import prefill_allocator, sentinel_count
 from ._precision import PrecisionVerdict, Tolerance, judge, precision_class_of, tolerance_for
 from ._reference import ReferenceOutputs, References
@@ -72,6 +72,8 @@ class Context:
     """Copy of the previous trial's outputs (cached-output check)."""
     exhibits: Exhibits = field(default_factory=lambda: Exhibits(None))
     """CPU copies of the trials' outputs for the judge (``_judge``)."""
+    structure: list[str] = field(default_factory=list)
+    """Why the candidate is ``structure-specific`` (wrong only on the timing's rolled inputs), if it is."""
 
 
 def _sync(device: torch.device) -> None:
@@ -225,7 +227,7 @@ def _storages(value: Any) -> set[int]:
     return {o.untyped_storage().data_ptr() for o in ig.outputs_of(value) if type(o) is torch.Tensor}
 
 
-def _recheck(ctx: Context, run: TimingRun, sets: list[list[Any]]) -> None:
+def _recheck(ctx: Context, run: TimingRun, sets: list[list[Any]], settings: Settings) -> None:
     latest = _storages(run.last_outputs.get(run.last_set))
     for k, out in sorted(run.last_outputs.items()):
         if k != run.last_set and _storages(out) & latest:
@@ -234,7 +236,33 @@ def _recheck(ctx: Context, run: TimingRun, sets: list[list[Any]]) -> None:
         ctx.log.check("output-type", ig.output_type(outs, ctx.device))
         v = _compare(ctx, outs, sets[k], ctx.tol)
         if not v.passed:
-            ctx.log.check("recheck-after-timing", f"output of a timed call on input set {k}: {v.message}")
+            _timed_output_wrong(ctx, outs, sets, k, v, settings)
+
+
+def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k: int, v: PrecisionVerdict,
+                        settings: Settings) -> None:
+    """A timed call's output is wrong for its (refreshed) inputs: a stale answer, a kernel broken after timing, or a
+    kernel that relies on the structure of the problem's inputs, which rolling the values by one element between
+    uses (``refresh_in_place``) does not keep (``torch.triu`` inputs are no longer triangular). Stale: the output
+    matches the reference of the set's earlier contents (its first draw, or its values before the last roll).
+    Broken: wrong on a fresh draw now. Both are ``recheck-after-timing``; the rest is labelled ``structure-specific``,
+    its timing kept."""
+    evidence = f"output of a timed call on input set {k}: {v.message}"
+    first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device, on_device=True)
+    before = [x.reshape(-1).roll(-1).reshape(x.shape) if isinstance(x, torch.Tensor) and x.is_floating_point()
+              and x.numel() > 1 else x for x in sets[k]]
+    for label, earlier in (("its first draw", first), ("its values before the last refresh", before)):
+        if verdict_of(outs, ctx.refs.run(earlier), ctx.tol).passed:
+            ctx.log.check("recheck-after-timing", f"{evidence}; it is the answer for {label}: a stale answer")
+            return
+    fresh = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], fresh_seeds(1)[0], ctx.device, on_device=True)
+    again = verdict_of(_tensors(ig.outputs_of(ctx.candidate(*_clone(fresh)))), ctx.refs.run(fresh), ctx.tol)
+    if not again.passed:
+        ctx.log.check("recheck-after-timing", f"{evidence}; after timing it is wrong on a fresh draw too: {again.message}")
+        return
+    ctx.structure.append(f"input set {k} of the timing, its values rolled by one element between uses, no longer has "
+                         f"the structure of the problem's own draws; there the candidate's output is wrong ({v.message}), "
+                         "while it is right on every fresh draw: it relies on that structure")
 
 
 def _timing(ctx: Context, settings: Settings) -> TimingRun:
@@ -243,7 +271,7 @@ def _timing(ctx: Context, settings: Settings) -> TimingRun:
     ctx.log.check("unsynchronised-work", run.unsynchronised)
     if ctx.device.type != "cuda":
         ctx.log.skip("unsynchronised-work", "no CUDA device: host clock covers all work")
-    _recheck(ctx, run, sets)
+    _recheck(ctx, run, sets, settings)
     return run
 
 
@@ -255,10 +283,14 @@ def run_candidate(job: Job) -> CandidateOutcome:
         return CandidateOutcome(status="runtime_error", error=str(exc))
 
 
-def _labels(scanned: list[str], flags: tuple[tuple[str, bool], ...], shapes: Any) -> list[str]:
+STRUCTURE_LABEL = "structure-specific"
+"""Label of a candidate right on every fresh draw but wrong on the timing's rolled inputs (``_timed_output_wrong``)."""
+
+
+def _labels(scanned: list[str], flags: tuple[tuple[str, bool], ...], shapes: Any, structure: bool) -> list[str]:
     flag_labels = [f"sets:{AlgorithmFlag(name=name, value=value).token}" for name, value in flags]  # type: ignore[arg-type]
     shape = [SHAPE_LABEL] if shapes is not None and shapes.passed is False else []
-    return [*scanned, *flag_labels, *shape]
+    return [*scanned, *flag_labels, *shape, *([STRUCTURE_LABEL] if structure else [])]
 
 
 def _evaluate(job: Job) -> CandidateOutcome:
@@ -307,11 +339,12 @@ def _evaluate(job: Job) -> CandidateOutcome:
     if run is not None:
         ctx.log.check("faster-than-sol", sol_evidence(job.problem, device, run.stats, ctx.log))
     notes = [n for n in (refs.note, run.stats.note if run and run.stats.host_bound else None) if n]
+    notes += [f"{STRUCTURE_LABEL}: {why}" for why in ctx.structure[:1]]
     status = "hacked" if ctx.log.failed else ("incorrect" if incorrect else "correct")
     error = next((t.check.message for t in trials if not t.check.passed), None) if status == "incorrect" else None
     checks = [t.check for t in trials]
     flags_left = ig.flags_set(flags)
     return CandidateOutcome(status=status, error=error, correctness=checks,
                             timing=run.stats if run else None, integrity=ctx.log.results(),
-                            labels=_labels(scanned.labels, flags_left, shapes), notes=notes,
+                            labels=_labels(scanned.labels, flags_left, shapes, bool(ctx.structure)), notes=notes,
                             algorithm_flags=flags_left, precision_class=precision_class_of(checks), shape_check=shapes)

@@ -162,7 +162,7 @@ def v12_run(tmp_path_factory):
 
 def test_records_are_of_verified_1_2(v12_run):
     _, records = v12_run
-    assert len(records) == 6 and {r.protocol.version for r in records.values()} == {"1.2"}
+    assert len(records) == 7 and {r.protocol.version for r in records.values()} == {"1.2"}
 
 
 def test_a_non_tensor_output_is_a_runtime_error_not_a_hack(v12_run):
@@ -249,3 +249,11 @@ def test_on_a_gpu_torch_compile_and_cudnn_flags_pass_and_the_disguises_do_not(st
         assert verified.status == "correct", (verified.error, failed)
     else:
         assert verified.status == "hacked" and entry.expected_check in failed, failed
+
+
+def test_a_kernel_relying_on_its_inputs_structure_is_labelled_not_hacked(v12_run):
+    record = v12_run[1]["2_triu_matmul"]  # right on every triangular draw; the timing's rolled inputs are not triangular
+    assert record.status == "correct", (record.integrity, record.error)
+    assert "structure-specific" in record.labels
+    assert any("no longer has the structure" in n for n in record.notes)
+    assert all(c.passed for c in record.integrity)
