@@ -191,6 +191,13 @@ def reconcile(outcome: CandidateOutcome, clock: OuterClock, judgement: Judgement
         outcome.integrity = [*outcome.integrity, *(_check(name, False, why) for name, why in hard)]
     elif narrow:
         outcome.status, outcome.error = "incorrect", narrow[0]
+        missed = {r.name: r for r in judgement.rulings if not r.passed and not r.missing}
+        outcome.correctness = [c.model_copy(update={
+            "passed": False, "error_budget_used": missed[c.name].budget,
+            "message": f"judged outside the candidate's process: {missed[c.name].message or 'wrong'}"[:2000]})
+            if c.name in missed else c for c in outcome.correctness]
+    if outcome.status != "correct":
+        outcome.precision_class = None  # a class is of a candidate whose every trial passed
     if outcome.status == "correct":
         outcome.integrity = [*outcome.integrity, _check("judged-outputs", True, _judged_text(judgement, outcome)),
                              _check("outer-timing", True, _outer_text(outer))]

@@ -164,6 +164,8 @@ def test_a_report_its_own_outputs_contradict_is_hacked_and_a_narrow_miss_incorre
     narrow = _outcome()
     reconcile(narrow, _clock(0.01), _judgement(Ruling("t0", True, 0.1), Ruling("t1", False, 1.5, "close")))
     assert narrow.status == "incorrect" and "close" in narrow.error
+    failed = [c for c in narrow.correctness if not c.passed]  # the judge's finding is the trial's verdict
+    assert [c.name for c in failed] == ["t1"] and "judged outside" in failed[0].message and failed[0].error_budget_used == 1.5
 
 
 def test_missing_outputs_other_seeds_and_a_skipped_outside_batch_are_hacked():
