@@ -124,7 +124,24 @@ class TimingPlan:
         base = cls()
         merged = {"min_calls": options["timed_calls"]} if "timed_calls" in options else {}
         merged.update({k: v for k, v in options.items() if k in base.__dataclass_fields__})
-        return cls(**{f: type(getattr(base, f))(merged.get(f, getattr(base, f))) for f in base.__dataclass_fields__})
+        return cls(**{f: _coerce(f, getattr(base, f), merged.get(f, getattr(base, f))) for f in base.__dataclass_fields__})
+
+
+def _coerce(name: str, default: Any, value: Any) -> Any:
+    """``value`` as the type of the plan field ``name``'s default; a value of another kind is refused (``bool("False")``
+    is true, so a string never stands for a flag, and a flag never for a number)."""
+    kind = type(default)
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool) or (isinstance(value, str) and value.lstrip("-").isdigit())
+    elif kind is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, kind)
+    if not ok:
+        raise ValueError(f"timing option {name}={value!r}: expected {kind.__name__}")
+    return kind(value)
 
 
 @dataclass

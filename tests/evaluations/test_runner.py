@@ -400,3 +400,15 @@ def test_a_candidate_prepared_once_is_not_prepared_again_with_the_same_build_fol
     assert {t.phase: t.jobs for t in first.phases.totals()}["build"] == 1
     assert "build" not in {t.phase for t in second.phases.totals()}  # prepared before: no build job
     assert len(list((tmp_path / "build" / "prepared").glob("*.ok"))) == 1
+
+
+def test_timing_options_of_the_wrong_kind_are_refused_not_coerced():
+    import pytest
+
+    from evaluations._verified._timing import TimingPlan
+
+    assert TimingPlan.of({"graph_short": False}).graph_short is False
+    assert TimingPlan.of({"time_cap_s": 2}).time_cap_s == 2.0 and TimingPlan.of({"timed_calls": "30"}).min_calls == 30
+    for bad in ({"graph_short": "False"}, {"min_calls": True}, {"time_cap_s": "2"}, {"flush": 1}):
+        with pytest.raises(ValueError, match="timing option"):
+            TimingPlan.of(bad)
