@@ -202,7 +202,7 @@ def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_onc
     # three candidates of problem 1 ran at once: its eager baseline was still measured exactly once
     baseline_logs = sorted(p.name for p in (tmp_path / "build" / "logs").glob("baseline-*.log"))
     assert len(baseline_logs) == 3, baseline_logs
-    assert all(not r.notes for r in summary.records)  # no shared GPU on the CPU: nothing to disclose
+    assert all(not r.notes for r in summary.records), [r.notes for r in summary.records]  # no shared GPU on the CPU
 
 
 def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
