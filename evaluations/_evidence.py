@@ -14,17 +14,23 @@ import os
 import random
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from schemas import CorrectnessCheck
+
 from . import _gpulock
+from ._judge import Judgement, Ruling
 from ._verified._distributions import DISTRIBUTIONS, draw
 from ._verified._integrity import outputs_of
 
 EVIDENCE_BYTES = 1 << 30
 """Most bytes of trial outputs a worker keeps for the judge; trials past it are judged on the worker's word."""
+Verdict = tuple[bool, float | None, str | None]
+"""(passed, error budget used, message) of one judged trial."""
 Z = 8.0
 """A fingerprint may differ from the reference's by this many standard deviations of what the tolerance allows."""
 
@@ -33,8 +39,8 @@ class Exhibits:
     """CPU copies of a worker's trial outputs, by trial name, up to :data:`EVIDENCE_BYTES` (in trial order)."""
 
     def __init__(self, path: str | None) -> None:
-        self.path, self.kept, self.bytes, self.full = path, {}, 0, False
-        self.kept: dict[str, list[torch.Tensor]]
+        self.path, self.bytes, self.full = path, 0, False
+        self.kept: dict[str, list[torch.Tensor]] = {}
 
     def add(self, name: str, outs: list[Any]) -> None:
         """Keep ``outs`` (tensors) of trial ``name``, unless an earlier trial already filled the file."""
@@ -75,6 +81,29 @@ def load_exhibits(path: str) -> dict[str, list[torch.Tensor]]:
         if isinstance(name, str) and isinstance(outs, list) and all(isinstance(t, torch.Tensor) for t in outs):
             out[name] = outs
     return out
+
+
+def rule_trials(out: Judgement, reported: list[CorrectnessCheck], evidence: str,
+                rule: Callable[[int, CorrectnessCheck], tuple[list[Any], Callable[[list[torch.Tensor]], Verdict]] | None]) -> None:
+    """The judge's rulings on the reported trials, into ``out``: ``rule(index, check)`` draws the trial's inputs and
+    gives its reference outputs and a function judging the kept outputs ((passed, budget, message)); None for a
+    trial it cannot draw (the seeds fault says why). A trial whose outputs are missing while the evidence file had
+    room for them is ruled ``missing``; one past that room is left to the worker's word."""
+    exhibits = load_exhibits(evidence)
+    for index, check in enumerate(reported):
+        _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
+        found = rule(index, check)
+        if found is None:
+            continue
+        refs, decide = found
+        out.trials_room = trials_room([r for r in refs if isinstance(r, torch.Tensor)], len(reported))
+        outs = exhibits.get(check.name)
+        if outs is None:
+            if index < out.trials_room:
+                out.rulings.append(Ruling(check.name, False, missing=True))
+            continue
+        passed, budget, message = decide(outs)
+        out.rulings.append(Ruling(check.name, passed, budget, message))
 
 
 def outer_seeds(seed: int, calls: int) -> list[int]:
@@ -151,7 +180,7 @@ def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch
     reported to the runner as such."""
     from ._isolation import ask
 
-    with _gpulock.exclusive() if device.type == "cuda" else _nothing():
+    with _gpulock.exclusive() if device.type == "cuda" else nullcontext():
         try:
             static = outer_inputs(get_inputs, 1, device)
             graph = _graphed(call, static) if graphs and device.type == "cuda" else None
@@ -174,14 +203,6 @@ def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch
                     return
         except Exception as exc:  # noqa: BLE001 - the runner hears what failed; the record says so
             ask(("failed", f"{type(exc).__name__}: {exc}"[:400]))
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_: Any) -> None:
-        return None
 
 
 def _bound(ref: torch.Tensor, tol: torch.Tensor, j: int) -> tuple[float, float, float, float]:
@@ -218,7 +239,7 @@ def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[
     like = [r.to(torch.float32) if r.dtype == torch.float64 else r for r in first]  # the candidate's dtype
     static = outer_inputs(get_inputs, 1, device) if graphs else None
     fingerprint(like).tolist()
-    with _gpulock.exclusive() if device.type == "cuda" else _nothing():
+    with _gpulock.exclusive() if device.type == "cuda" else nullcontext():
         _sync(device)
         start = time.perf_counter()
         prints_again = []

@@ -7,9 +7,10 @@ from typing import Any
 
 import torch
 
-from .. import _gpulock
-from .._evidence import judge_outer, load_exhibits, trials_room
-from .._judge import Judgement, JudgeRequest, Ruling
+from schemas import CorrectnessCheck
+
+from .._evidence import judge_outer, rule_trials
+from .._judge import Judgement, JudgeRequest
 from .._worker import load_problem
 from ._candidate import verdict_of
 from ._distributions import DISTRIBUTIONS, draw
@@ -35,27 +36,25 @@ def judge(request: JudgeRequest) -> Judgement:
     refs = References(problem.model(*to_device(problem.get_init_inputs(), device)).to(device))
     tol = tolerance_for(job.problem.meta.dtype, TOLERANCE)
     out = Judgement()
-    reported = [(c.distribution, c.seed) for c in request.reported]
-    if reported != _expected(settings):
+    reported, expected = [(c.distribution, c.seed) for c in request.reported], _expected(settings)
+    if reported != expected:
         out.seeds_fault = (f"{len(reported)} trials under seeds {[s for _, s in reported][:4]}..., where this evaluation "
-                           f"draws {len(_expected(settings))} under the seeds the runner gave it")
-    exhibits = load_exhibits(request.evidence)
+                           f"draws {len(expected)} under the seeds the runner gave it")
     dists = {d.label: d for d in DISTRIBUTIONS}
-    for index, check in enumerate(request.reported):
-        _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
+
+    def rule(_: int, check: CorrectnessCheck) -> tuple[list[Any], Any] | None:
         dist = dists.get(check.distribution)
         if dist is None:
-            continue  # the seeds fault says so
-        inputs = draw(problem.get_inputs, dist, check.seed, device)
-        ref = refs.run(inputs)
-        out.trials_room = trials_room(ref.strict32, len(request.reported))
-        outs = exhibits.get(check.name)
-        if outs is None:
-            if index < out.trials_room:
-                out.rulings.append(Ruling(check.name, False, missing=True))
-            continue
-        v = verdict_of([o.to(device) for o in outs], ref, tol)
-        out.rulings.append(Ruling(check.name, v.passed, v.budget, v.message))
+            return None
+        ref = refs.run(draw(problem.get_inputs, dist, check.seed, device))
+
+        def decide(outs: list[torch.Tensor]) -> tuple[bool, float | None, str | None]:
+            v = verdict_of([o.to(device) for o in outs], ref, tol)
+            return v.passed, v.budget, v.message
+
+        return ref.strict32, decide
+
+    rule_trials(out, request.reported, request.evidence, rule)
     if request.outer_plan is not None and request.fingerprints is not None:
         out.outer_mismatch, out.outer_overhead_s = judge_outer(
             lambda x: _reference(refs, x, tol), problem.get_inputs, device, request.outer_plan, request.fingerprints,

@@ -20,10 +20,11 @@ from schemas import CorrectnessCheck, ProtocolInfo, TimingConfig
 from schemas import TimingStats as _TimingStats
 
 from .. import _gpulock
-from .._evidence import Exhibits, judge_outer, load_exhibits, outer_batch, trials_room
-from .._judge import Judgement, JudgeRequest, Ruling
+from .._evidence import Exhibits, judge_outer, outer_batch, rule_trials
+from .._judge import Judgement, JudgeRequest
 from .._outcomes import BaselineOutcome, CandidateOutcome, summarize
 from .._types import Job
+from .._verified._integrity import outputs_of
 from .._worker import load_candidate, load_problem
 
 SEED = 42
@@ -187,7 +188,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
             if job.device == "cuda":
                 torch.cuda.synchronize()
             output = candidate(*inputs)
-            exhibits.add(f"trial {index}", list(output) if isinstance(output, list | tuple) else [output])
+            exhibits.add(f"trial {index}", outputs_of(output))
             checks.append(compare(output, expected, seed, index))
             if not checks[-1].passed:
                 return CandidateOutcome(status="incorrect", correctness=checks, error=checks[-1].message)
@@ -210,29 +211,24 @@ def judge(request: JudgeRequest) -> Judgement:
     seeds = trial_seeds(settings.trials)
     if [c.seed for c in request.reported] != seeds:
         out.seeds_fault = f"trials under seeds {[c.seed for c in request.reported]}, where the protocol's are {seeds}"
-    exhibits = load_exhibits(request.evidence)
     with torch.no_grad():
         set_seed(SEED)
         reference = _build(problem.model, _to(problem.get_init_inputs(), device), device)
-        for index, check in enumerate(request.reported):
-            _gpulock.yield_to_timing()
+
+        def rule(index: int, check: CorrectnessCheck) -> tuple[list[Any], Any]:
             set_seed(check.seed)
             expected = reference(*_to(problem.get_inputs(), device))
-            refs = list(expected) if isinstance(expected, list | tuple) else [expected]
-            out.trials_room = trials_room([r for r in refs if isinstance(r, torch.Tensor)], len(request.reported))
-            outs = exhibits.get(check.name)
-            if outs is None:
-                if index < out.trials_room:
-                    out.rulings.append(Ruling(check.name, False, missing=True))
-                continue
-            got = [o.to(device) for o in outs]
-            v = compare(got if isinstance(expected, list | tuple) else got[0] if len(got) == 1 else got,
-                        expected, check.seed, index)
-            out.rulings.append(Ruling(check.name, v.passed, v.error_budget_used, v.message))
+
+            def decide(outs: list[torch.Tensor]) -> tuple[bool, float | None, str | None]:
+                v = compare([o.to(device) for o in outs], expected, check.seed, index)
+                return v.passed, v.error_budget_used, v.message
+
+            return outputs_of(expected), decide
+
+        rule_trials(out, request.reported, request.evidence, rule)
         if request.outer_plan is not None and request.fingerprints is not None:
             def ref_of(x: list[Any]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-                r = reference(*x)
-                rs = [t.detach() for t in (list(r) if isinstance(r, list | tuple) else [r])]
+                rs = [t.detach() for t in outputs_of(reference(*x))]
                 return rs, [INFO.atol + INFO.rtol * t.double().abs() for t in rs]
 
             out.outer_mismatch, out.outer_overhead_s = judge_outer(ref_of, problem.get_inputs, device,

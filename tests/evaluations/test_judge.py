@@ -257,3 +257,20 @@ def test_a_run_judges_honest_kernels_and_refutes_forged_reports_under_both_proto
             assert r.status == "hacked", (forged, protocol, r.status, r.error)
             assert {c.name for c in r.integrity if not c.passed} & {"judged-outputs", "outer-timing"}
     assert not list((tmp_path / "build" / "evidence").glob("*.pt"))  # evidence files are removed once judged
+
+
+def test_the_judge_rules_on_kept_outputs_and_calls_missing_ones_missing(tmp_path):
+    checks = [CorrectnessCheck(name=f"t{i}", distribution="D1 x1", seed=2**21 + i, passed=True) for i in range(3)]
+    kept = _evidence.Exhibits(str(tmp_path / "evidence.pt"))
+    kept.add("t0", [torch.ones(4)])
+    kept.add("t2", [torch.zeros(4)])
+    kept.save()
+    out = Judgement()
+
+    def rule(index, check):
+        return [torch.ones(4)], lambda outs: (bool(torch.equal(outs[0], torch.ones(4))), 0.0, None)
+
+    _evidence.rule_trials(out, checks, str(tmp_path / "evidence.pt"), rule)
+    assert [(r.name, r.passed, r.missing) for r in out.rulings] == [("t0", True, False), ("t1", False, True),
+                                                                     ("t2", False, False)]
+    assert out.trials_room == 3
