@@ -244,8 +244,9 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     """A timed call's output is wrong for its (refreshed) inputs: a stale answer, a kernel broken after timing, or a
     kernel that relies on the structure of the problem's inputs, which rolling the values by one element between
     uses (``refresh_in_place``) does not keep (``torch.triu`` inputs are no longer triangular). Stale: the output
-    matches the reference of the set's earlier contents (its first draw, or its values before the last roll).
-    Broken: wrong on a fresh draw now. Both are ``recheck-after-timing``; the rest is labelled ``structure-specific``,
+    matches the reference of the set's earlier contents (its first draw, or its values before the last roll), or
+    the candidate called again on a copy of the same values is right (the timed calls skipped the work: a graph
+    capture that launched nothing, a cache keyed on the input buffers). Broken: wrong on a fresh draw now. Both are ``recheck-after-timing``; the rest is labelled ``structure-specific``,
     its timing kept."""
     evidence = f"output of a timed call on input set {k}: {v.message}"
     first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device, on_device=True)
@@ -255,6 +256,11 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
         if verdict_of(outs, ctx.refs.run(earlier), ctx.tol).passed:
             ctx.log.check("recheck-after-timing", f"{evidence}; it is the answer for {label}: a stale answer")
             return
+    now = verdict_of(_tensors(ig.outputs_of(ctx.candidate(*_clone(sets[k])))), ctx.refs.run(sets[k]), ctx.tol)
+    if now.passed:
+        ctx.log.check("recheck-after-timing", f"{evidence}; called again on a copy of the same inputs it is right: "
+                                              "the timed call did not compute its answer (a stale answer)")
+        return
     fresh = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], fresh_seeds(1)[0], ctx.device, on_device=True)
     again = verdict_of(_tensors(ig.outputs_of(ctx.candidate(*_clone(fresh)))), ctx.refs.run(fresh), ctx.tol)
     if not again.passed:

@@ -162,7 +162,7 @@ def v12_run(tmp_path_factory):
 
 def test_records_are_of_verified_1_2(v12_run):
     _, records = v12_run
-    assert len(records) == 7 and {r.protocol.version for r in records.values()} == {"1.2"}
+    assert len(records) == 8 and {r.protocol.version for r in records.values()} == {"1.2"}
 
 
 def test_a_non_tensor_output_is_a_runtime_error_not_a_hack(v12_run):
@@ -257,3 +257,13 @@ def test_a_kernel_relying_on_its_inputs_structure_is_labelled_not_hacked(v12_run
     assert "structure-specific" in record.labels
     assert any("no longer has the structure" in n for n in record.notes)
     assert all(c.passed for c in record.integrity)
+
+
+
+def test_a_cache_keyed_on_the_timing_buffers_is_a_stale_answer_not_structure(v12_run):
+    record = v12_run[1]["2_triu_matmul__stale"]  # its timed answer is no earlier draw's, but a copy of the inputs is right
+    failed = {c.name: c.evidence for c in record.integrity if not c.passed}
+    assert record.status == "hacked" and "called again on a copy of the same inputs it is right" in failed[
+        "recheck-after-timing"], failed
+    assert "structure-specific" not in record.labels
+
