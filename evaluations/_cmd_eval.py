@@ -6,6 +6,7 @@ import argparse
 import fnmatch
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -137,6 +138,7 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
                        options=options, progress=not args.no_progress,
                        prewarm=default_prewarm(device, args.prewarm, args.concurrent), concurrent=args.concurrent,
                        in_turns=args.in_turns)
+    print(confinement_line(), file=sys.stderr)
     summary = RunSummary()
     try:
         with _sigterm_interrupts():
@@ -146,6 +148,20 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
             write_stats(Path(args.stats_json), summary)
     print_summary(summary, protocols)
     return 0
+
+
+def confinement_line() -> str:
+    """How candidate workers' writes are confined on this machine, for the start of a run."""
+    from . import _landlock
+    from ._worker import CONFINE_ENV
+
+    if os.environ.get(CONFINE_ENV) == "0":
+        return f"kverdict eval: candidate workers may write anywhere this user can ({CONFINE_ENV}=0)"
+    why = _landlock.unavailable()
+    if why:
+        return f"kverdict eval: candidate workers may write anywhere this user can: {why}"
+    return (f"kverdict eval: candidate workers write only their own temporary, build and evidence folders "
+            f"(Landlock ABI {_landlock.abi()})")
 
 
 def write_stats(path: Path, summary: Any) -> None:

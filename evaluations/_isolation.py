@@ -74,14 +74,51 @@ class IsolatedResult:
         return self.failure is None
 
 
+_WATCH_TASKS: list[Callable[[], None]] = []
+"""Work the parent-watch thread does on itself before its next look at the parent (:func:`in_every_thread`)."""
+_WATCH_WAKE = threading.Event()
+
+
 def _watch_parent(parent_pid: int) -> None:
     def loop() -> None:
         while True:
-            time.sleep(PARENT_WATCH_S)
+            _WATCH_WAKE.wait(PARENT_WATCH_S)
+            _WATCH_WAKE.clear()
+            while _WATCH_TASKS:
+                _WATCH_TASKS.pop(0)()
             if os.getppid() != parent_pid:
                 os._exit(70)  # orphaned: the runner is gone, nobody will read the result
 
     threading.Thread(target=loop, name="kverdict-parent-watch", daemon=True).start()
+
+
+def in_every_thread(apply: Callable[[], None], timeout_s: float = 10.0) -> None:
+    """Run ``apply`` in this thread and in the worker's own parent-watch thread (Landlock restricts one thread at a
+    time, and a thread candidate code could reach through patched functions must not keep rights the rest lost).
+    Its exception, from either thread, is raised here; other Python threads are named on the worker's output."""
+    apply()
+    watcher = next((t for t in threading.enumerate() if t.name == "kverdict-parent-watch"), None)
+    others = [t.name for t in threading.enumerate() if t not in (threading.current_thread(), watcher)]
+    if others:
+        print(f"kverdict worker: threads started before confinement keep their rights: {', '.join(others)}",
+              file=sys.stderr)
+    if watcher is None:
+        return
+    done, failed = threading.Event(), []
+
+    def task() -> None:
+        try:
+            apply()
+        except BaseException as exc:  # noqa: B036 - handed to the caller
+            failed.append(exc)
+        done.set()
+
+    _WATCH_TASKS.append(task)
+    _WATCH_WAKE.set()
+    if not done.wait(timeout_s):
+        raise OSError(f"the parent-watch thread did not confine itself within {timeout_s:g} s")
+    if failed:
+        raise failed[0]
 
 
 def _redirect(log_path: str) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -289,10 +290,11 @@ def _outer_text(outer: OuterTiming | None) -> str:
 
 def prepare_job(job: Any, build_dir: Path, tag: str) -> tuple[Any, Path]:
     """The evaluation job with the evidence file's path and a base seed the runner chose (so the judge can draw
-    the same trials), and that path, cleared of anything an earlier attempt left."""
-    evidence = build_dir / "evidence" / f"{tag}.pt"
+    the same trials), and that path, cleared of anything an earlier attempt left. Each evaluation's file is in a
+    folder of its own, the only one of the evidence folder its worker may write (``_worker.writable_folders``)."""
+    evidence = build_dir / "evidence" / tag / "outputs.pt"
+    shutil.rmtree(evidence.parent, ignore_errors=True)
     evidence.parent.mkdir(parents=True, exist_ok=True)
-    evidence.unlink(missing_ok=True)
     options = {**job.options, "evidence": str(evidence)}
     options.setdefault("seed", secrets.randbelow(2**31 - 2**20) + 2**20)
     return replace(job, options=options), evidence
@@ -315,4 +317,4 @@ def judge_outcome(isolated: Callable[[str, Any, str], Any], job: Any, outcome: C
             judgement = Judgement(error=f"the judge's worker failed: {why[:300]}")
         outcome.judged = reconcile(outcome, clock, judgement)
     finally:
-        evidence.unlink(missing_ok=True)
+        shutil.rmtree(evidence.parent, ignore_errors=True)

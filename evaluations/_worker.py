@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from . import _extensions, _gpulock
+from . import _extensions, _gpulock, _isolation, _landlock
 from ._outcomes import BaselineOutcome, CandidateOutcome
 from ._types import Job, sha256_text
 
@@ -99,7 +99,7 @@ def load_candidate(job: Job) -> type:
     """The candidate's ``ModelNew``; any failure to import it raises :class:`CandidateLoadError`."""
     assert job.candidate is not None
     if job.build_dir:
-        _extensions.install(Path(job.build_dir) / "extensions")
+        _extensions.install(candidate_scope(job, "extensions"))
     try:
         module = load_module(job.candidate.source, "candidate")
     except Exception as exc:
@@ -120,11 +120,58 @@ def use_caches(job: Job) -> None:
     """
     if not job.build_dir:
         return
-    scope = "baselines" if job.candidate is None else f"candidate-{job.candidate.sha256[:16]}"
-    root = Path(job.build_dir) / "caches" / scope
+    root = Path(job.build_dir) / "caches" / "baselines" if job.candidate is None else candidate_scope(job, "caches")
     os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+
+
+def candidate_scope(job: Job, kind: str) -> Path:
+    """The candidate's own folder of the build folder's ``kind`` (``extensions``, ``caches``): builds and compiler
+    caches are shared by the evaluations of one candidate (both protocols, prepare and evaluation) and by no other."""
+    assert job.build_dir and job.candidate is not None
+    return Path(job.build_dir) / kind / f"candidate-{job.candidate.sha256[:16]}"
+
+
+CONFINE_ENV = "KVERDICT_CONFINE_WRITES"
+"""``0`` runs candidate workers without write confinement (for diagnosis; the run says so)."""
+EXTRA_WRITABLE_ENV = "KVERDICT_WORKER_WRITABLE"
+"""More folders a candidate's worker may write (``os.pathsep``-separated), for tools that collect from workers."""
+
+
+def writable_folders(job: Job, private: Path) -> list[Path]:
+    """Where a candidate's worker may write: its private temporary folder, its own builds and caches, its evidence
+    file's folder, the GPU lock's folder and the devices (``/dev``: the GPU, ``/dev/null``, shared memory)."""
+    folders = [private, Path("/dev")]
+    if job.build_dir:
+        folders += [candidate_scope(job, "extensions"), candidate_scope(job, "caches")]
+    if job.options.get("evidence"):
+        folders.append(Path(job.options["evidence"]).parent)
+    lock = os.environ.get(_gpulock.ENV)
+    if lock:
+        folders.append(Path(lock).parent)
+    folders += [Path(p) for p in os.environ.get(EXTRA_WRITABLE_ENV, "").split(os.pathsep) if p]
+    return folders
+
+
+def confine_writes(job: Job) -> None:
+    """Before candidate code runs: move this process's temporary files into a private folder and take from its
+    threads the right to write anywhere but :func:`writable_folders` (``_landlock``). The records, the problem
+    sources, the repository, installed packages and other candidates' builds stay out of reach. Where the kernel
+    has no Landlock the worker says so on its output and runs unconfined (``kverdict eval`` says so at start)."""
+    if job.candidate is None or os.environ.get(CONFINE_ENV) == "0" or _landlock.unavailable():
+        return
+    private = Path(tempfile.mkdtemp(prefix=f"kv-tmp-{os.getpid()}-"))  # removed with the worker (_confine)
+    os.environ["TMPDIR"] = tempfile.tempdir = str(private)  # compilers and Triton write their temporary files here
+    os.environ.setdefault("CUDA_CACHE_PATH", str(private / "nv"))
+    folders = writable_folders(job, private)
+    for folder in folders[2:]:
+        folder.mkdir(parents=True, exist_ok=True)
+    _PRIVATE_DIR[:] = [Path(tempfile.mkdtemp(prefix="modules-"))]  # copies of loaded sources, inside ``private``
+    try:
+        _isolation.in_every_thread(lambda: _landlock.restrict_writes(folders))
+    except OSError as exc:
+        print(f"kverdict worker: writes not confined: {exc}", file=sys.stderr)
 
 
 def warm_candidate(job: Job) -> BuildResult:
@@ -134,6 +181,7 @@ def warm_candidate(job: Job) -> BuildResult:
     timing starts (candidate code may use the device here, even while it builds). Only the import's failure
     is the candidate's verdict (``compile_error``); a failure after it is left for the evaluation to report."""
     use_caches(job)
+    confine_writes(job)
     try:
         model_new = load_candidate(job)
     except CandidateLoadError as exc:
@@ -167,6 +215,7 @@ def _protocol(job: Job) -> Any:
 def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
     """Worker entry: a baseline job returns its outcome; a candidate job never raises."""
     use_caches(job)
+    confine_writes(job)
     protocol = _protocol(job)
     with _gpulock.shared_on(job.device):  # concurrent workers: see _gpulock
         if job.candidate is None:
@@ -195,6 +244,7 @@ def judge_job(request: Any) -> Any:
 def memory_job(job: Job) -> int | None:
     """Worker entry: the protocol's peak-memory measurement of one call, or None when it has none."""
     use_caches(job)
+    confine_writes(job)
     protocol = _protocol(job)
     measure = getattr(protocol, "measure_memory", None)
     with _gpulock.shared_on(job.device):  # concurrent workers: see _gpulock

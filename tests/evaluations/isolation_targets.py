@@ -149,3 +149,36 @@ def hold_shared_in_steps(args: tuple[str, str, float]) -> list[tuple[float, floa
             steps.append((start, time.monotonic()))
             _gpulock.yield_to_timing()
     return steps
+
+
+def _try_write(path: str) -> str:
+    try:
+        with open(path, "w") as fh:
+            fh.write("x")
+    except PermissionError:
+        return "refused"
+    return "written"
+
+
+def confined_writes(args: tuple[object, list[str]]) -> dict[str, str]:
+    """Confine this worker as a candidate's (``_worker.confine_writes``), then try to write each path, from this
+    thread and from the parent-watch thread (which candidate code could reach through a patched function)."""
+    import tempfile
+    import threading
+
+    from evaluations import _isolation, _worker
+
+    job, paths = args
+    _worker.confine_writes(job)
+    found = {path: _try_write(path) for path in paths}
+    found["temporary file"] = _try_write(tempfile.mktemp())
+    done = threading.Event()
+
+    def from_watcher() -> None:
+        found["watcher: " + paths[-1]] = _try_write(paths[-1])
+        done.set()
+
+    _isolation._WATCH_TASKS.append(from_watcher)
+    _isolation._WATCH_WAKE.set()
+    done.wait(10)
+    return found

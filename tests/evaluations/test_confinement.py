@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import schemas
+from evaluations import _landlock
 from evaluations._confine import worker_environment
 from evaluations._worker import load_module
 from evaluations.zoo import ZOO_DIR
@@ -55,6 +56,18 @@ def _manifest_findings(out: Path) -> list[str]:
     return [str(f) for f in validate([out], root=out) if f.field == "(manifest)"]
 
 
+def _tamper_from_outside(out: Path) -> None:
+    """What the tampering attack tries, done by a process outside the run (the user, or a worker where the kernel
+    has no Landlock): a baseline made 100x slower, the honest record deleted."""
+    for path in out.rglob("*.json"):
+        data = json.loads(path.read_text())
+        if "_baselines" in path.parts:
+            data["timing"]["mean_ms"] *= 100
+            path.write_text(json.dumps(data, indent=2))
+        elif data.get("model", {}).get("name") == "honest-kernels":
+            path.unlink()
+
+
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
     base = tmp_path_factory.mktemp("attacks")
@@ -63,14 +76,17 @@ def scenario(tmp_path_factory):
     honest = base / "honest"
     honest.mkdir()
     shutil.copy(HONEST, honest / HONEST.name)
-    env = dict(os.environ, PYTHONPATH=str(REPO), KVERDICT_ZOO_PIDS=str(pids))
+    env = dict(os.environ, PYTHONPATH=str(REPO), KVERDICT_ZOO_PIDS=str(pids), KVERDICT_WORKER_WRITABLE=str(pids))
     first = _eval(out, build, honest, "honest-kernels", env)
     assert first.returncode == 0, first.stderr[-3000:]
     attacked = _eval(out, build, ZOO_DIR / "attacks", "exploit-zoo", {**env, **SECRETS})
     after_attacks = {"records": _records(out, "exploit-zoo"), "findings": _manifest_findings(out),
                      "files": {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}}
+    _tamper_from_outside(out)
+    tampered = {"tampered_findings": _manifest_findings(out),
+                "tampered_files": {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}}
     resumed = _eval(out, build, honest, "honest-kernels", env)
-    return {"out": out, "pids": pids, "attacked": attacked, "resumed": resumed, **after_attacks,
+    return {"out": out, "pids": pids, "attacked": attacked, "resumed": resumed, **after_attacks, **tampered,
             "honest_after": _records(out, "honest-kernels")}
 
 
@@ -114,8 +130,15 @@ def test_a_poisoned_bytecode_cache_poisons_nothing(scenario):
     assert honest.status == "correct", honest.error  # judged against the real problem, not zeros
 
 
+@pytest.mark.skipif(_landlock.unavailable() is not None, reason="this kernel has no Landlock")
+def test_a_candidate_cannot_change_the_records_folder(scenario):
+    assert scenario["findings"] == []  # the attack's rewrite and deletions were all refused
+    record = scenario["records"]["1_relu_nonneg__tamper_records.py"]
+    assert record.status == "correct"  # it carried on quietly, as an attacker would
+
+
 def test_tampered_and_deleted_records_are_reported_and_redone(scenario):
-    findings = scenario["findings"]
+    findings = scenario["tampered_findings"]
     assert any("_baselines" in f and "changed after it was written" in f for f in findings), findings
     assert any("honest-kernels" in f and "deleted after it was written" in f for f in findings), findings
     resumed = scenario["resumed"]
@@ -124,7 +147,7 @@ def test_tampered_and_deleted_records_are_reported_and_redone(scenario):
     assert "1 records written" in resumed.stdout  # the deleted honest record, evaluated again
     assert _manifest_findings(scenario["out"]) == []  # the redone baseline and record match their lines again
     baseline = next(p for p in scenario["out"].rglob("*.json") if "_baselines" in p.parts)
-    tampered = json.loads(scenario["files"][baseline])["timing"]["mean_ms"]
+    tampered = json.loads(scenario["tampered_files"][baseline])["timing"]["mean_ms"]
     assert schemas.load_record(baseline).timing.mean_ms < tampered / 10  # measured anew, not the 100x copy
 
 
