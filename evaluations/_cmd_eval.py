@@ -206,20 +206,15 @@ def print_summary(summary: Any, protocols: tuple[str, ...]) -> None:
     lines += [f"changed since its run wrote it (digest differs from the manifest), redone: {path}"
               for path in summary.tampered]
     lines += phase_lines(summary)
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
-        for row in [header, *rows]:
-            print("  ".join(f"{cell:>13}" for cell in row))
-        print("\n".join(lines))
-        return
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title="kverdict eval")
     for index, column in enumerate(header):
         table.add_column(column, justify="left" if index == 0 else "right")
     for row in rows:
         table.add_row(*row)
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 132)  # a log keeps whole column names
     console.print(table)
     for line in lines:
         console.print(line, markup=False, highlight=False)

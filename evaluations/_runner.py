@@ -614,10 +614,8 @@ def _claimed(candidate: Candidate) -> schemas.Claimed | None:
 
 
 def _roofline(problem: Problem, hardware: str, candidate_ms: float, baseline_ms: float) -> schemas.Roofline | None:
-    try:
-        from ._roofline import roofline_for  # type: ignore[import-not-found]
-    except ImportError:
-        return None
+    from ._roofline import roofline_for
+
     return roofline_for(problem, hardware, candidate_ms, baseline_ms)
 
 
@@ -681,40 +679,13 @@ def _memory_stats(outcome: CandidateOutcome, eager: BaselineRecord) -> schemas.M
         or "not measured (its baseline record predates reasons being kept)")
 
 
-class _PlainProgress:
-    """Stand-in for rich's progress bar where rich is not installed: prints a line per finished step."""
-
-    def __init__(self) -> None:
-        self.tasks: dict[int, list[Any]] = {}
-
-    def add_task(self, description: str, total: int) -> int:
-        self.tasks[len(self.tasks)] = [description, total, 0]
-        return len(self.tasks) - 1
-
-    def update(self, task: int, description: str) -> None:
-        self.tasks[task][0] = description
-
-    def advance(self, task: int) -> None:
-        entry = self.tasks[task]
-        entry[2] += 1
-        print(f"[{entry[2]}/{entry[1]}] {entry[0]}", flush=True)
-
-
 @contextmanager
 def _progress(enabled: bool) -> Iterator[Any]:
-    try:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    except ImportError:
-        yield _PlainProgress() if enabled else _SilentProgress()
-        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=not enabled, transient=False) as progress:
         yield progress
-
-
-class _SilentProgress(_PlainProgress):
-    def advance(self, task: int) -> None:
-        self.tasks[task][2] += 1
 
 
 def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary | None = None) -> RunSummary:

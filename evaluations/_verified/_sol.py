@@ -15,12 +15,9 @@ SOL_MARGIN = 0.10
 
 def sol_evidence(problem: Problem, device: torch.device, stats: TimingStats, log: CheckLog) -> str | None:
     """Evidence when even the upper end of the time's 95% CI lies below T_SOL; skips when no floor is known."""
-    try:
-        from .. import _roofline
-        from .._env import hardware_slug
-    except ImportError:
-        log.skip("faster-than-sol", "the roofline module is not available")
-        return None
+    from .. import _roofline
+    from .._env import hardware_slug
+
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
     t_sol = _roofline.t_sol_ms_for(problem, hardware_slug(name, device.type), tf32_allowed=True)
     if t_sol is None or t_sol <= 0:
