@@ -23,7 +23,7 @@ Status = Literal["correct", "incorrect", "hacked", "compile_error", "runtime_err
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 
 ProtocolName = Literal["standard", "verified"]
-"""The two protocols of DESIGN.md."""
+"""The two protocols (the methodology page, site_src/methodology.md, "Protocols")."""
 
 KernelLanguage = Literal["cuda", "triton", "cpp", "pytorch", "mixed"]
 """What the candidate's custom code is written in (``pytorch`` = no custom kernel)."""

@@ -13,7 +13,7 @@ in turns with fresh timings of the baselines, every turn on one host core (``TUR
 A candidate that sets algorithm-choice flags (``cudnn.benchmark``, ``cudnn.deterministic``) is judged on
 its merits, labelled ``sets:<flag>``, and compared with baselines timed with the same flags
 (``Job.algorithm_flags``). Every passing candidate gets a precision class, and a held-out shape re-check.
-See DESIGN.md, "Protocols".
+See the methodology page (site_src/methodology.md), "Protocols".
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def timing(ms: float, method: str = "cuda_events", **kw: Any) -> TimingStats:
 
 
 def protocol(name: str = "standard") -> ProtocolInfo:
-    """Parameters of the named protocol, as DESIGN.md defines it."""
+    """Parameters of the named protocol, as the methodology page defines it."""
     if name == "standard":
         return ProtocolInfo(name="standard", version="1.0", atol=1e-2, rtol=1e-2, seeds=list(STANDARD_SEEDS),
                             distributions=["D1 x1"], tf32_baseline=False,
