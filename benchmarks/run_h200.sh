@@ -4,6 +4,7 @@
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
 # Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most),
+# attacks (not in the default: the zoo's attacks on the harness, into a records folder of their own, $OUT/attacks.tgz),
 # selfspeed, audit, gputests (one process per test file), cudal1; selfsample (the verified self-speedup of a
 # fixed 50-problem sample of KernelBench v0, every 5th problem, measured afresh into $OUT/self_speedup_sample.jsonl
 # within SAMPLE_S seconds: the check that a change left the timing faithful); triton (the Triton dump, .data/dump.jsonl) and drift
@@ -53,6 +54,19 @@ for s in "${STEPS[@]}"; do
       done
       unset KVERDICT_GPU_LOCK
       tail -8 "$LOGS/zoo.log" ;;
+    attacks)
+      # the zoo's attacks on the harness (evaluations/zoo/attacks), both protocols, into a records folder of their
+      # own (one of them rewrites and deletes the records it finds): packed into $OUT/attacks.tgz. setsid: one attack
+      # signals the runner's process group, which must hold the runner alone, not this script or timeout.
+      step "$s (the harness under attack, into .data/attack-records)"
+      rm -rf .data/attack-records
+      for proto in verified standard; do
+        timeout -k 5 "$(left)" setsid -w python3 -m evaluations.cli eval --device cuda --out .data/attack-records \
+          --timeout 200 --no-progress --concurrent "${CONCURRENT:-6}" --protocol $proto --problems evaluations/zoo/problems \
+          --candidates evaluations/zoo/attacks --model exploit-zoo --provider kernelverdict >> "$LOGS/attacks.log" 2>&1
+        tar czf "$OUT/attacks.tgz" -C .data attack-records
+      done
+      tail -12 "$LOGS/attacks.log" ;;
     audit)
       step "audit of the own suite"
       mkdir -p "$OUT/audits"
