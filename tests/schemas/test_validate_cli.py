@@ -93,6 +93,23 @@ def test_root_option_lays_out_paths_under_another_folder(tree: Path, capsys: pyt
     assert "not under the records folder" in capsys.readouterr().out
 
 
+def test_a_records_folder_named_from_elsewhere_is_checked_as_its_own_root(
+        tree: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from schemas._manifest import Manifest
+
+    manifest = Manifest(tree)
+    for path in sorted(tree.rglob("*.json")):
+        manifest.add(path, path.read_text(encoding="utf-8"))
+    elsewhere = tree.parent / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no ./records here: the folder's own manifest says where its root is
+    assert main(["validate", str(tree)]) == 0
+    assert main(["validate", str(next(tree.rglob("*.json")))]) == 0
+    _plant_bad(tree)
+    assert main(["validate", str(tree)]) == 1
+    assert "not under the records folder" not in capsys.readouterr().out
+
+
 def test_validate_runs_without_torch(tree: Path) -> None:
     code = ("import sys; sys.modules['torch'] = None; from evaluations.cli import main; "
             "sys.exit(main(['validate']))")

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .cli import UserError
+from . import UserError
 
 PROTOCOL_CHOICES = ("standard", "verified", "both")
 
@@ -93,8 +93,8 @@ def _sigterm_interrupts() -> Iterator[None]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Load inputs, run the evaluation, print the summary."""
-    from ._loaders import Loaded, LoadError, SourceOverride, load_inputs
-    from .protocols import ProtocolUnavailable, get_protocol
+    from .._loaders import Loaded, LoadError, SourceOverride, load_inputs
+    from ..protocols import ProtocolUnavailable, get_protocol
 
     protocols = ("standard", "verified") if args.protocol == "both" else (args.protocol,)
     try:
@@ -124,8 +124,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], options: dict[str, int]) -> int:
-    from ._env import capture_environment, resolve_device
-    from ._runner import RunConfig, RunSummary, default_prewarm, run
+    from .._env import capture_environment, resolve_device
+    from .._runner import RunConfig, RunSummary, default_prewarm, run
 
     try:
         device = resolve_device(args.device)
@@ -152,8 +152,8 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
 
 def confinement_line() -> str:
     """How candidate workers' writes are confined on this machine, for the start of a run."""
-    from . import _landlock
-    from ._worker import CONFINE_ENV
+    from .. import _landlock
+    from .._worker import CONFINE_ENV
 
     if os.environ.get(CONFINE_ENV) == "0":
         return f"kverdict eval: candidate workers may write anywhere this user can ({CONFINE_ENV}=0)"

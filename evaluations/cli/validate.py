@@ -20,8 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="record files or folders to check (default: every file under --root)")
-    p.add_argument("--root", default="records", metavar="DIR",
-                   help="the records folder that paths are laid out under (default: records)")
+    p.add_argument("--root", default=None, metavar="DIR",
+                   help="the records folder that paths are laid out under (default: the nearest folder holding "
+                        "PATH that has a MANIFEST.sha256, else records)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the findings as one JSON object")
     out.add_argument("--github", action="store_true",
@@ -29,14 +30,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def records_root(paths: list[Path]) -> Path:
+    """The records folder the first of ``paths`` lies in: the nearest folder at or above it with a manifest, so
+    ``kverdict validate /elsewhere/records`` checks that folder's layout and manifest as its own."""
+    from schemas._manifest import MANIFEST_RELPATH
+
+    for folder in ([paths[0].resolve(), *paths[0].resolve().parents] if paths else []):
+        if (folder / MANIFEST_RELPATH).is_file():
+            return folder
+    return Path("records")
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate and report; exit status 1 when anything was found."""
     from schemas._io import printable
     from schemas._validate import iter_record_files, validate
 
-    from .cli import UserError
+    from . import UserError
 
-    root = Path(args.root)
+    root = Path(args.root) if args.root is not None else records_root([Path(p) for p in args.paths])
     if not args.paths and not root.exists():
         print(f"{printable(str(root))}: no records folder, nothing to check")
         return 0

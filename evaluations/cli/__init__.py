@@ -1,7 +1,8 @@
 """``kverdict``: the command line. Each command is a thin layer over library functions.
 
-Commands live in ``_cmd_*.py`` modules, each exposing ``register(subparsers)``; heavy imports (torch)
-happen inside the command, so ``kverdict validate`` works without torch.
+Each command is a module of this package (``eval``, ``validate``, ``audit``, ``reproduce``) exposing
+``register(subparsers)``; heavy imports (torch) happen inside the command, so ``kverdict validate`` works
+without torch.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from . import _confine
+from .. import _confine
 
-COMMAND_MODULES = ("_cmd_eval", "_cmd_validate", "_cmd_audit", "_cmd_reproduce")
-"""Modules under ``evaluations`` that register subcommands, in help order."""
+COMMAND_MODULES = ("eval", "validate", "audit", "reproduce")
+"""Modules of this package that register subcommands, in help order."""
 
 
 class UserError(Exception):
@@ -30,13 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"evaluations.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"evaluations.{name}":
-                continue  # command not part of this build
-            raise
-        module.register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
@@ -58,9 +53,3 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"kverdict {args.command}: interrupted; finished records are kept, re-run to resume", file=sys.stderr)
         return 130
 
-
-if __name__ == "__main__":
-    # Run through the imported module so ``UserError`` is the class command modules raise.
-    from evaluations.cli import main as _main
-
-    sys.exit(_main())
