@@ -44,9 +44,9 @@ def _selected(problems: list[Any], only: str | None) -> list[Any]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Audit the problems, write the report, print a one-line summary per flagged problem."""
-    from .._audit import AuditOptions, audit_problems, build_report, default_report_path, write_report
     from .._env import hardware_slug, resolve_device
     from .._loaders import LoadError, load_problems
+    from ..audit import AuditOptions, audit_problems, build_report, default_report_path, write_report
 
     if args.draws < 2:
         raise UserError(f"--draws must be at least 2, got {args.draws}")

@@ -283,8 +283,7 @@ def test_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_timing_findings_need_a_gpu_and_name_the_cause() -> None:
-    from evaluations._audit_findings import findings_for
-    from evaluations._audit_probe import Probe
+    from evaluations.audit import Probe, findings_for
 
     def probe(device: str, eager_ms: float, doubled_ms: float | None) -> Probe:
         return Probe(draw_max_abs=[1.0, 1.0], draw_all_zero=[False, False], draw_finite=[True, True],
@@ -320,9 +319,9 @@ def test_own_suite_is_sound_at_reduced_size(tmp_path: Path) -> None:
     """No KernelVerdict problem is excluded (the real sizes are audited on the GPU)."""
     from dataclasses import replace
 
-    from evaluations._audit import AuditOptions, audit_problems
     from evaluations._loaders import load_problems
     from evaluations._suite_meta import SUITE_DIR, suite_files
+    from evaluations.audit import AuditOptions, audit_problems
 
     reduced = {f.path.name: f.spec.reduced for f in suite_files()}
     problems = []

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations._audit import ATOL
-from evaluations._audit_findings import findings_for
-from evaluations._audit_probe import probe_problem
 from evaluations._suite_meta import SUITE_DIR
+from evaluations.audit import ATOL, findings_for, probe_problem
 
 PROBE_SIZES = {
     "level1/028_frobenius_normalize.py": {"batch_size": 2, "rows": 512, "cols": 512},

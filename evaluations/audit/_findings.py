@@ -1,4 +1,4 @@
-"""Audit findings as pure functions of a reference's measurements (``evaluations._audit_probe.Probe``).
+"""Audit findings as pure functions of a reference's measurements (``evaluations.audit._probe.Probe``).
 
 Severity: ``exclude`` when no kernel can be measured meaningfully on the problem (an all-zero
 output lets ``torch.zeros`` pass; an input the output does not depend on can be skipped), ``warn``
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from schemas._audit import AuditFinding, Severity
 
-from ._audit_probe import Probe, Same
+from ._probe import Probe, Same
 
 LAUNCH_BOUND_MS = 0.020
 """Below 20 µs per call, kernel launch overhead, not the work, sets the time."""

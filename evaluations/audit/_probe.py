@@ -2,7 +2,7 @@
 
 ``probe_problem`` builds the reference, calls it on several input draws, redraws each input alone,
 perturbs the weights, repeats a call, and (on a GPU) times it; it returns plain numbers
-(``Probe``), so the findings are pure functions of them (``evaluations._audit_findings``).
+(``Probe``), so the findings are pure functions of them (``evaluations.audit._findings``).
 Every comparison is made twice: bitwise, and within the standard protocol's tolerance (a
 difference inside it is one a candidate could ignore and still pass).
 """

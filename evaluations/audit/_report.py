@@ -18,9 +18,9 @@ from typing import Any
 
 from schemas._audit import AuditFinding, AuditReport, ProblemAudit
 
-from ._audit_findings import findings_for
-from ._audit_probe import Probe, probe_problem
-from ._types import Problem
+from .._types import Problem
+from ._findings import findings_for
+from ._probe import Probe, probe_problem
 
 ATOL = 1e-2
 """The standard protocol's atol = rtol: differences inside it are ones a candidate may ignore."""
@@ -179,7 +179,7 @@ def build_report(entries: list[ProblemAudit], *, suite: str, source: str, hardwa
     """The audit report of a finished run."""
     import torch
 
-    from ._env import harness_version
+    from .._env import harness_version
 
     device_name = torch.cuda.get_device_name(0) if device == "cuda" else _cpu_name()
     notes = [] if device == "cuda" else [
@@ -192,7 +192,7 @@ def build_report(entries: list[ProblemAudit], *, suite: str, source: str, hardwa
 
 
 def _cpu_name() -> str:
-    from . import _env
+    from .. import _env
 
     return _env._cpu_name()
 
