@@ -1,7 +1,7 @@
 """Measure a GPU's roofline ceilings: copy bandwidth and float32, TF32 and bf16 matrix rates.
 
 Writes ``$OUT/ceilings/<hardware>.json`` (``OUT`` defaults to ``./.data/out``) in the format
-``evaluations._roofline.load_ceilings`` reads; copy it to ``evaluations/data/ceilings/`` to use it.
+``evaluations.suite.load_ceilings`` reads; copy it to ``evaluations/data/ceilings/`` to use it.
 Each figure is the median over several timed repetitions (CUDA events) after warm-up:
 
 - copy: ``dst.copy_(src)`` of a 4 GiB buffer; bandwidth = bytes read + bytes written per second;

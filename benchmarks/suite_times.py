@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluations._suite_meta import counts, load_problem_module, suite_files  # noqa: E402
+from evaluations.suite import counts, load_problem_module, suite_files  # noqa: E402
 
 WINDOW_MS = (1.0, 20.0)
 MEMORY_LIMIT_BYTES = 24 * 1024**3

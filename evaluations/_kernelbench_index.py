@@ -8,7 +8,7 @@ checkout where the evaluation runs. Regenerate it from checkouts of the revision
     python -m evaluations._kernelbench_index v0=PATH main=PATH          # rewrite the index
     python -m evaluations._kernelbench_index --check v0=PATH main=PATH  # exit 1 if it is stale
 
-Each entry also holds the problem's automatic FLOP and byte count (``_auto_counts``, taken without a time
+Each entry also holds the problem's automatic FLOP and byte count (``suite._auto_counts``, taken without a time
 cap), so the loader gives known problems their roofline figures without running them.
 
 A source matches by its exact sha256, else by the sha256 of its normalised text (line endings unified,
@@ -91,7 +91,7 @@ def _checkout_files(root: Path) -> list[tuple[int, Path]]:
 
 
 def _count_fields(text: str, name: str) -> dict:
-    from ._auto_counts import count_source
+    from .suite import count_source
 
     count = count_source(text, name, time_cap_s=None)
     if count.reason is not None:

@@ -402,12 +402,12 @@ def load_inputs(problems: str | Path | None, candidates: str | Path, *, model: s
     """What ``kverdict eval`` evaluates: a bundle alone, or problems plus a folder of candidates.
 
     With ``count``, problems that have neither hand-written nor indexed counts are counted automatically
-    (``_auto_counts``), so their records get roofline figures.
+    (``suite._auto_counts``), so their records get roofline figures.
     """
     loaded = _load_inputs(problems, candidates, model=model, provider=provider, suite=suite, override=override)
     if not count:
         return loaded
-    from ._auto_counts import with_automatic_counts
+    from .suite import with_automatic_counts
 
     return Loaded(with_automatic_counts(loaded.problems), loaded.candidates)
 

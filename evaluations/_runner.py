@@ -614,7 +614,7 @@ def _claimed(candidate: Candidate) -> schemas.Claimed | None:
 
 
 def _roofline(problem: Problem, hardware: str, candidate_ms: float, baseline_ms: float) -> schemas.Roofline | None:
-    from ._roofline import roofline_for
+    from .suite import roofline_for
 
     return roofline_for(problem, hardware, candidate_ms, baseline_ms)
 

@@ -25,7 +25,7 @@ AlgorithmFlags = tuple[tuple[str, bool], ...]
 
 @dataclass(frozen=True)
 class ProblemMeta:
-    """Metadata a problem carries beside its KernelBench source (the own suite's ``meta.json``, ``_suite_meta``)."""
+    """Metadata a problem carries beside its KernelBench source (the own suite's ``meta.json``, ``suite._meta``)."""
 
     tags: tuple[str, ...] = ()
     dtype: str = "float32"

@@ -15,11 +15,11 @@ SOL_MARGIN = 0.10
 
 def sol_evidence(problem: Problem, device: torch.device, stats: TimingStats, log: CheckLog) -> str | None:
     """Evidence when even the upper end of the time's 95% CI lies below T_SOL; skips when no floor is known."""
-    from .. import _roofline
     from .._env import hardware_slug
+    from ..suite import t_sol_ms_for
 
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
-    t_sol = _roofline.t_sol_ms_for(problem, hardware_slug(name, device.type), tf32_allowed=True)
+    t_sol = t_sol_ms_for(problem, hardware_slug(name, device.type), tf32_allowed=True)
     if t_sol is None or t_sol <= 0:
         log.skip("faster-than-sol", "no roofline floor for this problem on this hardware")
         return None

@@ -320,8 +320,8 @@ def test_own_suite_is_sound_at_reduced_size(tmp_path: Path) -> None:
     from dataclasses import replace
 
     from evaluations._loaders import load_problems
-    from evaluations._suite_meta import SUITE_DIR, suite_files
     from evaluations.audit import AuditOptions, audit_problems
+    from evaluations.suite import SUITE_DIR, suite_files
 
     reduced = {f.path.name: f.spec.reduced for f in suite_files()}
     problems = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluations import Origin, Problem, ProblemMeta
-from evaluations._auto_counts import count_source, with_automatic_counts
+from evaluations.suite import count_source, with_automatic_counts
 
 F4 = 4
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluations._auto_counts import count_source
 from evaluations._kernelbench_index import INDEX_PATH, REVISIONS, build_index, identify, main, normalized
+from evaluations.suite import count_source
 
 COUNT_FIELDS = ("flops", "min_bytes", "dtype", "not_counted")
 

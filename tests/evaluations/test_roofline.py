@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evaluations import Origin, Problem, ProblemMeta
-from evaluations._roofline import load_ceilings, roofline_for, sol_score, t_sol_ms_for
+from evaluations.suite import load_ceilings, roofline_for, sol_score, t_sol_ms_for
 
 TFLOP = 1e12
 

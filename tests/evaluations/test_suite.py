@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from evaluations._suite_meta import META_PATH, build_meta, load_problem_module, render_meta, suite_files
+from evaluations.suite import META_PATH, build_meta, load_problem_module, render_meta, suite_files
 
 FILES = suite_files()
 IDS = [f"level{f.level}/{f.path.stem}" for f in FILES]
@@ -59,7 +59,7 @@ def test_file_names_are_unique_across_levels() -> None:
 
 def test_meta_json_is_in_sync_with_the_formulas() -> None:
     assert META_PATH.read_text(encoding="utf-8") == render_meta(build_meta()), \
-        "meta.json is stale: run python -m evaluations._suite_meta"
+        "meta.json is stale: run python -m evaluations.suite"
 
 
 def test_meta_json_entries_are_complete() -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations._suite_meta import SUITE_DIR
 from evaluations.audit import ATOL, findings_for, probe_problem
+from evaluations.suite import SUITE_DIR
 
 PROBE_SIZES = {
     "level1/028_frobenius_normalize.py": {"batch_size": 2, "rows": 512, "cols": 512},

@@ -1,9 +1,9 @@
-"""The KernelVerdict suite's ``meta.json``: built from the analytic counts in ``_suite_counts``.
+"""The KernelVerdict suite's ``meta.json``: built from the analytic counts in ``_counts``.
 
 Regenerate after changing a problem's sizes (a test fails while the file is stale)::
 
-    python -m evaluations._suite_meta          # rewrite meta.json
-    python -m evaluations._suite_meta --check  # exit 1 if meta.json is out of date
+    python -m evaluations.suite          # rewrite meta.json
+    python -m evaluations.suite --check  # exit 1 if meta.json is out of date
 
 Reduced sizes: a suite problem reads its size constants (module globals such as ``N`` or
 ``batch_size``) when ``get_inputs()`` and ``get_init_inputs()`` are called, so ``load_problem_module``
@@ -16,15 +16,14 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from ._suite_counts import SPECS, Spec
+from ._counts import SPECS, Spec
 
 SUITE = "kernelverdict"
-SUITE_DIR = Path(__file__).parent / "problems" / SUITE
+SUITE_DIR = Path(__file__).parents[1] / "problems" / SUITE
 META_PATH = SUITE_DIR / "meta.json"
 
 
@@ -47,7 +46,7 @@ def suite_files(suite_dir: Path = SUITE_DIR) -> list[SuiteFile]:
         number, _, name = path.stem.partition("_")
         spec = SPECS.get(level, {}).get(path.name)
         if spec is None:
-            raise KeyError(f"{path.relative_to(suite_dir)} has no entry in evaluations/_suite_counts.py")
+            raise KeyError(f"{path.relative_to(suite_dir)} has no entry in evaluations/suite/_counts.py")
         files.append(SuiteFile(path=path, level=level, id=int(number), name=name, spec=spec))
     return files
 
@@ -100,6 +99,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {META_PATH} ({len(json.loads(text)['problems'])} problems)")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,7 @@ precision policy), so by default T_SOL uses the TF32 rate; ``tf32_allowed=False`
 float32 floor. bfloat16 and float16 problems use the bf16 rate. Without a ceilings file for the
 hardware nothing is made up: every function returns ``None``.
 
-The counts come from the problem's metadata: written by hand for the own suite (``_suite_counts``),
+The counts come from the problem's metadata: written by hand for the own suite (``_counts``),
 counted automatically for imported suites (``_auto_counts``, through the committed KernelBench index or
 at load time; ``ProblemMeta.counted`` says which). An automatic FLOP count is the reference's algorithm,
 which a kernel may beat honestly where the problem's inputs have structure: ``torch.diag(A) @ B`` counts
@@ -28,9 +28,9 @@ from pathlib import Path
 
 from schemas import Roofline
 
-from ._types import Problem
+from .._types import Problem
 
-CEILINGS_DIR = Path(__file__).parent / "data" / "ceilings"
+CEILINGS_DIR = Path(__file__).parents[1] / "data" / "ceilings"
 """Where measured ceilings live, one ``<hardware>.json`` per hardware slug."""
 
 

@@ -8,7 +8,7 @@ same formula serves the real size and the reduced one the tests run):
   per element); left at 0 where it is negligible beside the matrix work (the level-3 networks);
 - ``nbytes``: the fewest bytes one call must move: every input and parameter read once, every
   output written once (4 bytes per float32, 2 per bfloat16, 8 per int64);
-- ``reduced``: size constants that shrink the problem for CPU tests (``evaluations._suite_meta``).
+- ``reduced``: size constants that shrink the problem for CPU tests (``evaluations.suite._meta``).
 """
 
 from __future__ import annotations
