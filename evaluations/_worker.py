@@ -141,12 +141,15 @@ EXTRA_WRITABLE_ENV = "KVERDICT_WORKER_WRITABLE"
 
 def writable_folders(job: Job, private: Path) -> list[Path]:
     """Where a candidate's worker may write: its private temporary folder, its own builds and caches, its evidence
-    file's folder, the GPU lock's folder and the devices (``/dev``: the GPU, ``/dev/null``, shared memory)."""
+    file's folder, its timing-in-turns file, the GPU lock's folder and the devices (``/dev``: the GPU, ``/dev/null``,
+    shared memory)."""
     folders = [private, Path("/dev")]
     if job.build_dir:
         folders += [candidate_scope(job, "extensions"), candidate_scope(job, "caches")]
     if job.options.get("evidence"):
         folders.append(Path(job.options["evidence"]).parent)
+    if job.options.get("turns"):
+        folders.append(Path(job.options["turns"]))  # the one file of its timing in turns (``_turns``), not its folder
     lock = os.environ.get(_gpulock.ENV)
     if lock:
         folders.append(Path(lock).parent)
@@ -164,9 +167,10 @@ def confine_writes(job: Job) -> None:
     private = Path(tempfile.mkdtemp(prefix=f"kv-tmp-{os.getpid()}-"))  # removed with the worker (_confine)
     os.environ["TMPDIR"] = tempfile.tempdir = str(private)  # compilers and Triton write their temporary files here
     os.environ.setdefault("CUDA_CACHE_PATH", str(private / "nv"))
+    if job.build_dir:  # its own scopes exist before the rule is made (the runner made the evidence folder)
+        for kind in ("extensions", "caches"):
+            candidate_scope(job, kind).mkdir(parents=True, exist_ok=True)
     folders = writable_folders(job, private)
-    for folder in folders[2:]:
-        folder.mkdir(parents=True, exist_ok=True)
     _PRIVATE_DIR[:] = [Path(tempfile.mkdtemp(prefix="modules-"))]  # copies of loaded sources, inside ``private``
     try:
         _isolation.in_every_thread(lambda: _landlock.restrict_writes(folders))

@@ -66,6 +66,7 @@ def test_a_candidate_worker_writes_its_own_scope_and_nothing_of_the_run(tmp_path
     for folder in (records, problems, build / "caches" / "baselines", build / "extensions" / "candidate-other"):
         folder.mkdir(parents=True)
     evidence = build / "evidence" / "eval-x" / "outputs.pt"
+    evidence.parent.mkdir(parents=True)  # as the runner makes it (_judge.prepare_job)
     job = SimpleNamespace(candidate=SimpleNamespace(sha256="ab" * 32), build_dir=str(build),
                           options={"evidence": str(evidence)})
     own = build / "extensions" / f"candidate-{'ab' * 8}"
