@@ -195,7 +195,7 @@ def _speedup_band(record: Record) -> tuple[float, float] | None:
     try:
         kind = get_protocol(record.protocol.name).SPEEDUP_BASELINE["vs_eager"]
     except Exception:  # the protocol module needs torch; fall back to the validator's table
-        from schemas._validate import PROTOCOLS
+        from schemas import PROTOCOLS
 
         kind = PROTOCOLS[record.protocol.name]["speedups"]["vs_eager"]
     base = next((b.timing for b in record.baselines if b.kind == kind), None)

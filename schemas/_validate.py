@@ -25,9 +25,10 @@ from urllib.parse import urlsplit
 from ._io import RecordError, inside_repository, parse_record, read_json, record_relpath, slug, validate_strict
 from ._io import baseline_relpath as _baseline_relpath
 from ._manifest import MANIFEST_RELPATH, manifest_problems
-from ._record import BaselineRecord, Record, TimingConfig, speedup_between, statistic_ms
+from ._protocols import PROTOCOLS, Pinned
+from ._record import BaselineRecord, Record, speedup_between, statistic_ms
 from ._validate_names import NORMAL_FORM_FIELDS, bad_char, normal_form_problem
-from ._validate_protocol import Pinned, pinned_faults, trial_faults
+from ._validate_protocol import pinned_faults, trial_faults
 from ._validate_tree import (
     Finding,
     Loaded,
@@ -43,31 +44,6 @@ from ._validate_tree import (
 )
 
 __all__ = ["PROTOCOLS", "Finding", "Pinned", "iter_record_files", "validate"]
-
-_STANDARD_1_0 = Pinned(atol=1e-2, rtol=1e-2, seeds=(734796314, 576165995, 2197670066, 839703249, 2584932063),
-                       distributions=("D1 x1",), trials_per_distribution=5,
-                       timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="mean", l2_flush=False))
-_VERIFIED = Pinned(atol=1e-3, rtol=1e-3, seeds=(), distributions=("D1 x1", "D2 x3", "D3 x0.01", "D4 x(-1)"),
-                   trials_per_distribution=3, fresh_seed_floor=10_000_019,
-                   timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="median", l2_flush=True,
-                                       ci_target_rel=0.005, time_cap_s=10.0))
-
-
-def _protocol_entry(statistic: str, tf32_baseline: bool, baseline_kinds: tuple[str, ...],
-                    speedups: dict[str, str], pinned: dict[str, Pinned]) -> dict[str, Any]:
-    return {"versions": tuple(pinned), "statistic": statistic, "tf32_baseline": tf32_baseline,
-            "baseline_kinds": baseline_kinds, "speedups": speedups, "pinned": pinned}
-
-
-PROTOCOLS: dict[str, dict[str, Any]] = {
-    "standard": _protocol_entry("mean", False, ("eager_fp32",), {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"},
-                                {"1.0": _STANDARD_1_0}),
-    "verified": _protocol_entry("median", True, ("eager_tf32", "compile", "eager_fp32"),
-                                {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"},
-                                {"1.0": _VERIFIED, "1.1": _VERIFIED, "1.2": _VERIFIED}),
-}
-"""Known protocols: accepted versions (the keys of ``pinned``), the timing statistic speedups use,
-baseline kinds, speedup columns, and the parameters each version pins."""
 
 MAX_STRING_CHARS = 20_000
 """Longest string accepted anywhere in a record (the schema sets tighter limits on most fields)."""

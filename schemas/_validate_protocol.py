@@ -4,31 +4,9 @@ and the trials a complete evaluation runs."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from ._record import BaselineRecord, CorrectnessCheck, Record, TimingConfig
-
-
-@dataclass(frozen=True)
-class Pinned:
-    """What one version of a protocol fixes: a record that names the version carries exactly these
-    parameters, and a ``correct`` one ran every trial they call for."""
-
-    atol: float
-    """Absolute tolerance of the correctness comparison."""
-    rtol: float
-    """Relative tolerance."""
-    seeds: tuple[int, ...]
-    """Seeds of the trials, in order; empty where seeds are drawn fresh for every evaluation."""
-    distributions: tuple[str, ...]
-    """Input distributions, in order."""
-    trials_per_distribution: int
-    """Trials (distinct seeds) per distribution of a complete evaluation."""
-    timing: TimingConfig
-    """Timing parameters."""
-    fresh_seed_floor: int | None = None
-    """Where seeds are fresh: the lowest seed a trial may use (the standard protocol's lie far below)."""
-
+from ._protocols import Pinned
+from ._record import BaselineRecord, CorrectnessCheck, Record
 
 
 def pinned_faults(rec: Record | BaselineRecord, pin: Pinned) -> Iterator[tuple[str, str]]:

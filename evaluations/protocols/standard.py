@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from schemas import CorrectnessCheck, ProtocolInfo, TimingConfig
+from schemas import PROTOCOLS, CorrectnessCheck, protocol_info
 from schemas import TimingStats as _TimingStats
 
 from .. import _gpulock
@@ -29,23 +29,19 @@ from .._worker import load_candidate, load_problem
 
 SEED = 42
 """Seed of model construction, of the timing inputs, and of the trial-seed generator."""
-TRIALS = 5
-TOLERANCE = 1e-2
+INFO = protocol_info("standard")
+"""Its parameters and its records' ``protocol`` block, from the protocols' one table (``schemas.PROTOCOLS``)."""
+TRIALS = len(INFO.seeds)
+TOLERANCE = INFO.atol
+BASELINE_KINDS: tuple[str, ...] = PROTOCOLS["standard"]["baseline_kinds"]
+SPEEDUP_BASELINE: dict[str, str] = dict(PROTOCOLS["standard"]["speedups"])
 
 
 def trial_seeds(n: int = TRIALS) -> list[int]:
-    """KernelBench's correctness-trial seeds: ``n`` draws of ``torch.randint`` after ``manual_seed(42)``."""
+    """KernelBench's correctness-trial seeds: ``n`` draws of ``torch.randint`` after ``manual_seed(42)`` (the first
+    five are the table's, as a test checks)."""
     generator = torch.Generator().manual_seed(SEED)
     return [int(torch.randint(0, 2**32 - 1, (1,), generator=generator).item()) for _ in range(n)]
-
-
-INFO = ProtocolInfo(
-    name="standard", version="1.0", atol=TOLERANCE, rtol=TOLERANCE, seeds=trial_seeds(),
-    distributions=["D1 x1"], tf32_baseline=False,
-    timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="mean", l2_flush=False),
-)
-BASELINE_KINDS: tuple[str, ...] = ("eager_fp32",)
-SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"}
 
 
 @dataclass(frozen=True)

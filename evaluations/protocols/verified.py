@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from schemas import ProtocolInfo, TimingConfig, TimingStats
+from schemas import PROTOCOLS, TimingStats, protocol_info
 
 from .. import _gpulock
 from .._judge import Judgement, JudgeRequest
@@ -30,10 +30,9 @@ from .._verified import _candidate, _judging
 from .._verified._distributions import DISTRIBUTIONS, draw
 from .._verified._reference import float32_mode
 from .._verified._setup import Settings, configure, seed_all, set_algorithm_flags, timing_sets, to_device
-from .._verified._timing import TimingPlan, time_calls
+from .._verified._timing import time_calls
 from .._worker import ProblemModule, load_candidate, load_problem
 
-_PLAN = TimingPlan()
 VERSION = "1.2"
 """1.2: algorithm-choice flags set by a candidate are labelled, not ``hacked``, and its speedups use baselines
 timed with the same flags; patches and threads of torch's own code (a candidate's ``torch.compile``) are not
@@ -48,15 +47,12 @@ whose eager baseline follows the host's own speed has its candidates timed in tu
 timings (``TURNS_WHEN_HOST_BOUND``), their speedups taken as the median of per-round ratios
 (``schemas.speedup_between``); neither changed a published record, as none of them was timed as graph
 replays or is of such a problem (KernelBench v0's L3/30 alone is, on the H200)."""
-INFO = ProtocolInfo(
-    name="verified", version=VERSION, atol=1e-3, rtol=1e-3, seeds=[],
-    distributions=[d.label for d in DISTRIBUTIONS], tf32_baseline=True,
-    timing=TimingConfig(warmup_calls=3, timed_calls=_PLAN.min_calls, statistic="median", l2_flush=True,
-                        ci_target_rel=_PLAN.ci_target_rel, time_cap_s=_PLAN.time_cap_s),
-)
-"""Seeds are drawn fresh for every evaluation; each correctness check in a record names its seed."""
-BASELINE_KINDS: tuple[str, ...] = ("eager_tf32", "compile", "eager_fp32")
-SPEEDUP_BASELINE: dict[str, str] = {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"}
+INFO = protocol_info("verified", VERSION)
+"""Its parameters and its records' ``protocol`` block, from the protocols' one table (``schemas.PROTOCOLS``): seeds
+are drawn fresh for every evaluation, and each correctness check in a record names its seed. The distributions
+(``DISTRIBUTIONS``) and the timing plan's defaults (``TimingPlan``) are what the table pins, as a test checks."""
+BASELINE_KINDS: tuple[str, ...] = PROTOCOLS["verified"]["baseline_kinds"]
+SPEEDUP_BASELINE: dict[str, str] = dict(PROTOCOLS["verified"]["speedups"])
 PACED_BY_EAGER_BASELINE = True
 """The eager baseline's calls per event pair and timing method (eager calls, or CUDA graph replays for a
 host-bound problem) are reused by the other baselines and every candidate."""

@@ -1,43 +1,54 @@
-"""The validator's torch-free table of protocols agrees with the protocol modules themselves."""
+"""The protocols' one table (``schemas.PROTOCOLS``): the protocol modules take their parameters from it, and what
+they run (seeds, distributions, the timing plan) is what it pins."""
 
 from __future__ import annotations
 
 import pytest
 
-from schemas._validate import PROTOCOLS
+from schemas import PROTOCOLS, protocol_info
 
 
-@pytest.mark.parametrize("name", sorted(PROTOCOLS))
-def test_table_matches_the_protocol_module(name: str) -> None:
-    pytest.importorskip("torch")
-    from evaluations.protocols import get_protocol
-
-    module = get_protocol(name)
-    known = PROTOCOLS[name]
-    assert module.INFO.version in known["versions"]
-    assert module.INFO.timing.statistic == known["statistic"]
-    assert module.INFO.tf32_baseline == known["tf32_baseline"]
-    assert tuple(module.BASELINE_KINDS) == known["baseline_kinds"]
-    assert dict(module.SPEEDUP_BASELINE) == known["speedups"]
-
-
-def test_every_registered_protocol_is_known_to_the_validator() -> None:
+def test_every_registered_protocol_is_in_the_table() -> None:
     from evaluations.protocols import PROTOCOLS as REGISTERED
 
     assert set(REGISTERED) == set(PROTOCOLS)
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))
-def test_the_module_runs_the_parameters_its_version_pins(name: str) -> None:
+def test_a_protocol_module_writes_its_newest_version_from_the_table(name: str) -> None:
     pytest.importorskip("torch")
     from evaluations.protocols import get_protocol
 
-    info = get_protocol(name).INFO
-    pin = PROTOCOLS[name]["pinned"][info.version]
-    assert (info.atol, info.rtol, tuple(info.seeds), tuple(info.distributions)) == \
-        (pin.atol, pin.rtol, pin.seeds, pin.distributions)
-    assert info.timing == pin.timing
-    assert pin.timing.statistic == PROTOCOLS[name]["statistic"]
+    module = get_protocol(name)
+    assert module.INFO == protocol_info(name) and module.INFO.version == PROTOCOLS[name]["versions"][-1]
+    assert tuple(module.BASELINE_KINDS) == PROTOCOLS[name]["baseline_kinds"]
+    assert module.INFO.timing.statistic == PROTOCOLS[name]["statistic"]
+
+
+def test_the_standard_protocol_draws_the_seeds_it_pins() -> None:
+    pytest.importorskip("torch")
+    from evaluations.protocols.standard import trial_seeds
+
+    assert tuple(trial_seeds()) == PROTOCOLS["standard"]["pinned"]["1.0"].seeds
+
+
+def test_the_verified_protocol_runs_the_distributions_and_timing_it_pins() -> None:
+    pytest.importorskip("torch")
+    from evaluations._verified._distributions import DISTRIBUTIONS
+    from evaluations._verified._timing import TimingPlan
+
+    pin, plan = PROTOCOLS["verified"]["pinned"]["1.2"], TimingPlan()
+    assert tuple(d.label for d in DISTRIBUTIONS) == pin.distributions
+    assert (plan.min_calls, plan.ci_target_rel, plan.time_cap_s) == \
+        (pin.timing.timed_calls, pin.timing.ci_target_rel, pin.timing.time_cap_s)
+
+
+def test_a_protocol_block_carries_what_its_version_pins() -> None:
+    info = protocol_info("verified", "1.1")
+    pin = PROTOCOLS["verified"]["pinned"]["1.1"]
+    assert (info.version, info.atol, tuple(info.seeds), tuple(info.distributions), info.timing) == \
+        ("1.1", pin.atol, pin.seeds, pin.distributions, pin.timing)
+    assert protocol_info("standard").tf32_baseline is False and protocol_info("verified").tf32_baseline is True
 
 
 def test_verified_1_2_pins_what_1_1_pins() -> None:

@@ -1,0 +1,68 @@
+"""The one table of the protocols: for each, the versions it accepts, the parameters each version pins, its timing
+statistic, its baseline kinds and the baseline behind each speedup column. The validator checks records
+against it, the protocol modules take their parameters and their record's ``protocol`` block from it
+(:func:`protocol_info`), and the site and the tests build from it: nothing else writes these values down."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._record import ProtocolInfo, TimingConfig
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """What one version of a protocol fixes: a record that names the version carries exactly these
+    parameters, and a ``correct`` one ran every trial they call for."""
+
+    atol: float
+    """Absolute tolerance of the correctness comparison."""
+    rtol: float
+    """Relative tolerance."""
+    seeds: tuple[int, ...]
+    """Seeds of the trials, in order; empty where seeds are drawn fresh for every evaluation."""
+    distributions: tuple[str, ...]
+    """Input distributions, in order."""
+    trials_per_distribution: int
+    """Trials (distinct seeds) per distribution of a complete evaluation."""
+    timing: TimingConfig
+    """Timing parameters."""
+    fresh_seed_floor: int | None = None
+    """Where seeds are fresh: the lowest seed a trial may use (the standard protocol's lie far below)."""
+
+
+_STANDARD_1_0 = Pinned(atol=1e-2, rtol=1e-2, seeds=(734796314, 576165995, 2197670066, 839703249, 2584932063),
+                       distributions=("D1 x1",), trials_per_distribution=5,
+                       timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="mean", l2_flush=False))
+_VERIFIED = Pinned(atol=1e-3, rtol=1e-3, seeds=(), distributions=("D1 x1", "D2 x3", "D3 x0.01", "D4 x(-1)"),
+                   trials_per_distribution=3, fresh_seed_floor=10_000_019,
+                   timing=TimingConfig(warmup_calls=3, timed_calls=100, statistic="median", l2_flush=True,
+                                       ci_target_rel=0.005, time_cap_s=10.0))
+
+
+def _protocol_entry(statistic: str, tf32_baseline: bool, baseline_kinds: tuple[str, ...],
+                    speedups: dict[str, str], pinned: dict[str, Pinned]) -> dict[str, Any]:
+    return {"versions": tuple(pinned), "statistic": statistic, "tf32_baseline": tf32_baseline,
+            "baseline_kinds": baseline_kinds, "speedups": speedups, "pinned": pinned}
+
+
+PROTOCOLS: dict[str, dict[str, Any]] = {
+    "standard": _protocol_entry("mean", False, ("eager_fp32",), {"vs_eager": "eager_fp32", "vs_eager_fp32": "eager_fp32"},
+                                {"1.0": _STANDARD_1_0}),
+    "verified": _protocol_entry("median", True, ("eager_tf32", "compile", "eager_fp32"),
+                                {"vs_eager": "eager_tf32", "vs_compile": "compile", "vs_eager_fp32": "eager_fp32"},
+                                {"1.0": _VERIFIED, "1.1": _VERIFIED, "1.2": _VERIFIED}),
+}
+"""Known protocols: accepted versions (the keys of ``pinned``), the timing statistic speedups use,
+baseline kinds, speedup columns, and the parameters each version pins."""
+
+
+def protocol_info(name: str, version: str | None = None) -> ProtocolInfo:
+    """The ``protocol`` block of a record of ``name`` at ``version`` (default: its newest), from the table."""
+    entry = PROTOCOLS[name]
+    version = version or entry["versions"][-1]
+    pin: Pinned = entry["pinned"][version]
+    return ProtocolInfo(name=name, version=version, atol=pin.atol, rtol=pin.rtol, seeds=list(pin.seeds),
+                        distributions=list(pin.distributions), tf32_baseline=entry["tf32_baseline"],
+                        timing=pin.timing.model_copy())
