@@ -6,6 +6,7 @@ executing stay as they were: a worker still imports torch, reads its problem and
 enforces it, so neither Python code nor ``ctypes`` inside the worker can lift it, and it needs no root, no
 second user and no namespace. Landlock confines threads, not processes: a thread that existed before the call
 keeps its rights, so the worker confines each of its own threads (``_isolation``) before candidate code runs.
+From ABI 6 the same rules can refuse signals sent to any process outside the confined ones (the runner).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ REFER, TRUNCATE = 1 << 13, 1 << 14
 """Landlock's filesystem rights that change something (reading, listing and executing are not among them)."""
 _FILE_RIGHTS = WRITE_FILE | TRUNCATE
 """The rights a rule on a single file may grant."""
+SCOPE_SIGNAL = 1 << 1
+"""Landlock's scope (ABI 6 and later) that refuses signals to processes outside the confined ones."""
 
 
 def _rights(abi: int) -> int:
@@ -37,6 +40,11 @@ def _rights(abi: int) -> int:
     if abi >= 3:
         rights |= TRUNCATE
     return rights
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = (("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64))
 
 
 class _PathBeneath(ctypes.Structure):
@@ -64,13 +72,19 @@ def unavailable() -> str | None:
     return None
 
 
+def scopes_signals() -> bool:
+    """Whether this kernel's Landlock can also refuse signals to processes outside the confined ones."""
+    return abi() >= 6
+
+
 def _fail(what: str) -> OSError:
     errno = ctypes.get_errno()
     return OSError(errno, f"Landlock {what}: {os.strerror(errno)}")
 
 
-def restrict_writes(writable: Iterable[str | os.PathLike[str]]) -> None:
-    """Confine the calling thread's writes to ``writable`` (folders, with everything beneath them, or files).
+def restrict_writes(writable: Iterable[str | os.PathLike[str]], scope_signals: bool = False) -> None:
+    """Confine the calling thread's writes to ``writable`` (folders, with everything beneath them, or files), and
+    with ``scope_signals``, where the kernel can (:func:`scopes_signals`), its signals to the processes it confines.
 
     Paths that do not exist are left out (nothing can be made there). Raises :class:`OSError` where the
     kernel has no Landlock or refuses the rules: the caller decides whether to run unconfined.
@@ -80,8 +94,10 @@ def restrict_writes(writable: Iterable[str | os.PathLike[str]]) -> None:
         raise OSError(unavailable())
     libc = _libc()
     rights = _rights(version)
-    handled = ctypes.c_uint64(rights)
-    ruleset = int(libc.syscall(_CREATE_RULESET, ctypes.byref(handled), ctypes.c_size_t(8), ctypes.c_uint32(0)))
+    scoped = SCOPE_SIGNAL if scope_signals and version >= 6 else 0
+    attr = _RulesetAttr(handled_access_fs=rights, handled_access_net=0, scoped=scoped)
+    size = ctypes.sizeof(attr) if scoped else 8  # kernels before ABI 4 know only the first field
+    ruleset = int(libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)))
     if ruleset < 0:
         raise _fail("create_ruleset")
     try:

@@ -159,7 +159,8 @@ def writable_folders(job: Job, private: Path) -> list[Path]:
 
 def confine_writes(job: Job) -> None:
     """Before candidate code runs: move this process's temporary files into a private folder and take from its
-    threads the right to write anywhere but :func:`writable_folders` (``_landlock``). The records, the problem
+    threads the right to write anywhere but :func:`writable_folders` and, where the kernel can, to signal any
+    process outside the worker and its children (``_landlock``). The records, the problem
     sources, the repository, installed packages and other candidates' builds stay out of reach. Where the kernel
     has no Landlock the worker says so on its output and runs unconfined (``kverdict eval`` says so at start)."""
     if job.candidate is None or os.environ.get(CONFINE_ENV) == "0" or _landlock.unavailable():
@@ -173,7 +174,7 @@ def confine_writes(job: Job) -> None:
     folders = writable_folders(job, private)
     _PRIVATE_DIR[:] = [Path(tempfile.mkdtemp(prefix="modules-"))]  # copies of loaded sources, inside ``private``
     try:
-        _isolation.in_every_thread(lambda: _landlock.restrict_writes(folders))
+        _isolation.in_every_thread(lambda: _landlock.restrict_writes(folders, scope_signals=True))
     except OSError as exc:
         print(f"kverdict worker: writes not confined: {exc}", file=sys.stderr)
 

@@ -105,7 +105,10 @@ def test_attack_gets_its_declared_status(entry, scenario):
 def test_a_signal_to_the_runner_fails_only_its_candidate(scenario, name, signal_name):
     record = scenario["records"][f"1_relu_nonneg__{name}.py"]
     assert record.status == "runtime_error"
-    assert f"the candidate sent {signal_name} to the runner" in record.error
+    if _landlock.scopes_signals():  # the kernel refuses the signal: the runner never receives it
+        assert "PermissionError: [Errno 1] Operation not permitted" in record.error, record.error
+    else:
+        assert f"the candidate sent {signal_name} to the runner" in record.error
 
 
 def test_no_escaped_process_survives_the_run(scenario):

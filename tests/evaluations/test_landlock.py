@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -85,3 +87,28 @@ def test_a_candidate_worker_writes_its_own_scope_and_nothing_of_the_run(tmp_path
     assert result.value["temporary file"] == "written"  # into its private temporary folder
     assert result.value[f"watcher: {paths['the repository']}"] == "refused"
     assert not paths["the repository"].exists()
+
+
+@pytest.mark.skipif(not _landlock.scopes_signals(), reason="this kernel's Landlock cannot scope signals (ABI < 6)")
+def test_signals_reach_only_the_confined_process_and_its_children(tmp_path):
+    parent = os.getpid()
+    received = []
+    previous = signal.signal(signal.SIGUSR1, lambda *_: received.append(True))
+
+    def body() -> None:
+        _landlock.restrict_writes([tmp_path], scope_signals=True)
+        with pytest.raises(PermissionError):
+            os.kill(parent, signal.SIGUSR1)
+        child = os.fork()
+        if child == 0:
+            time.sleep(30)
+            os._exit(0)
+        os.kill(child, signal.SIGKILL)  # its own child it may still stop
+        assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == -signal.SIGKILL
+
+    try:
+        assert _in_child(body) == 0
+        time.sleep(0.1)
+        assert received == []
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
