@@ -12,8 +12,7 @@ from schemas import Environment
 
 HARNESS_FALLBACK_VERSION = "0.2.0"
 """Version reported when the ``kernelverdict`` distribution is not installed (a source checkout); the
-same as ``pyproject.toml``'s. 0.2.0: the verified timing times calls under 0.1 ms as CUDA graph
-replays and rotates the weights over sixteen places (0.1.0: eager calls, four places or none)."""
+same as ``pyproject.toml``'s (what each version changed: ``CHANGELOG.md``)."""
 
 
 def harness_version() -> str:

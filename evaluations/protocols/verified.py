@@ -33,20 +33,9 @@ from .._verified._setup import Settings, configure, seed_all, set_algorithm_flag
 from .._verified._timing import time_calls
 from .._worker import ProblemModule, load_candidate, load_problem
 
-VERSION = "1.2"
-"""1.2: algorithm-choice flags set by a candidate are labelled, not ``hacked``, and its speedups use baselines
-timed with the same flags; patches and threads of torch's own code (a candidate's ``torch.compile``) are not
-the candidate's; outputs must be tensors (else ``runtime_error``) of the reference's dtype and shape (else
-``incorrect``); records carry a precision class, a held-out shape re-check (label ``shape-specific``) and the
-reason of every missing memory figure.
-1.1: calls under 0.1 ms timed as CUDA graph replays, weights rotated over sixteen places (1.0: eager
-short calls, four places or none). Records and cached baselines of another version are redone, and a
-record of another version is not reproduced by this one. Within 1.1, a captured graph is checked
-against eager calls before it is timed (a graph that misses the call's work is not used), and a problem
-whose eager baseline follows the host's own speed has its candidates timed in turns with fresh baseline
-timings (``TURNS_WHEN_HOST_BOUND``), their speedups taken as the median of per-round ratios
-(``schemas.speedup_between``); neither changed a published record, as none of them was timed as graph
-replays or is of such a problem (KernelBench v0's L3/30 alone is, on the H200)."""
+VERSION = PROTOCOLS["verified"]["versions"][-1]
+"""The version this module runs (what changed from one to the next: ``CHANGELOG.md``). Records and cached
+baselines of another version are redone, and a record of another version is not reproduced by this one."""
 INFO = protocol_info("verified", VERSION)
 """Its parameters and its records' ``protocol`` block, from the protocols' one table (``schemas.PROTOCOLS``): seeds
 are drawn fresh for every evaluation, and each correctness check in a record names its seed. The distributions
