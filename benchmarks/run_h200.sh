@@ -98,6 +98,9 @@ for s in "${STEPS[@]}"; do
         ${DRIFT_ARGS:-} > "$LOGS/timing_drift.log" 2>&1; cat "$LOGS/timing_drift.log" ;;
     gputests)
       step "GPU tests"
+      # first, whether this machine's kernel confines candidate workers (Landlock) and the CPU tests of it pass here
+      python3 -c "from evaluations import _landlock as l; print('Landlock ABI', l.abi(), l.unavailable() or '')" >> "$LOGS/gpu_tests.log" 2>&1
+      timeout -k 5 "$(left)" python3 -m pytest -q -rfE --tb=short -p no:cacheprovider ${CONFINE_TESTS:-tests/evaluations/test_landlock.py} >> "$LOGS/gpu_tests.log" 2>&1
       # one pytest process per file: a test that leaves the CUDA context broken fails only its own file
       for f in $GPU_TESTS; do
         timeout -k 5 "$(left)" python3 -m pytest -v -rfE --tb=short -m gpu -p no:cacheprovider "$f" >> "$LOGS/gpu_tests.log" 2>&1
