@@ -7,13 +7,14 @@ The file is read directly, so building the site needs neither torch nor the eval
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from schemas import RecordError
+
+from ._inputs import read_listing
 
 ATTACKS = Path("evaluations/zoo/attacks.json")
 """The attack list, relative to the repository root."""
@@ -48,12 +49,9 @@ def _field(exc: ValidationError, index: int) -> tuple[str, str]:
 def read_attacks(path: Path) -> list[Attack]:
     """Every attack entry in file order (empty when the file does not exist); a malformed file or entry raises
     ``RecordError`` naming the file and the field."""
-    if not path.is_file():
+    data = read_listing(path, "attack list")
+    if data is None:
         return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise RecordError(path, "", f"malformed attack list: {exc}") from None
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise RecordError(path, "entries", "missing or not a list")

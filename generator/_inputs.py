@@ -71,14 +71,22 @@ def excluded_rows(findings: list[Finding]) -> list[dict]:
     return list(rows.values())
 
 
+def read_listing(path: Path, what: str) -> object | None:
+    """The JSON value of an optional listing file (None when it does not exist); malformed JSON raises
+    ``RecordError`` naming the file and ``what`` it should have been."""
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise RecordError(path, "", f"malformed {what}: {exc}") from None
+
+
 def read_manifest(path: Path) -> list[dict]:
     """Entries of the exploit-zoo manifest (empty when the file does not exist)."""
-    if not path.is_file():
+    data = read_listing(path, "manifest")
+    if data is None:
         return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise RecordError(path, "", f"malformed manifest: {exc}") from None
     entries = data.get("entries", data.get("kernels", [])) if isinstance(data, dict) else data
     keys = ("file", "kind", "problem", "hack", "expected_check")
     return [{k: (None if e.get(k) is None else str(e.get(k))) for k in keys} for e in entries if isinstance(e, dict)]
