@@ -163,7 +163,11 @@ def confine_writes(job: Job) -> None:
     process outside the worker and its children (``_landlock``). The records, the problem
     sources, the repository, installed packages and other candidates' builds stay out of reach. Where the kernel
     has no Landlock the worker says so on its output and runs unconfined (``kverdict eval`` says so at start)."""
-    if job.candidate is None or os.environ.get(CONFINE_ENV) == "0" or _landlock.unavailable():
+    if job.candidate is None or os.environ.get(CONFINE_ENV) == "0":
+        return
+    why = _landlock.unavailable()
+    if why:
+        print(f"kverdict worker: writes not confined: {why}", file=sys.stderr)
         return
     private = Path(tempfile.mkdtemp(prefix=f"kv-tmp-{os.getpid()}-"))  # removed with the worker (_confine)
     os.environ["TMPDIR"] = tempfile.tempdir = str(private)  # compilers and Triton write their temporary files here
