@@ -74,6 +74,8 @@ class IsolatedResult:
         return self.failure is None
 
 
+WATCH_THREAD = "kverdict-parent-watch"
+"""Name of the worker's own thread that exits the worker when its parent is gone."""
 _WATCH_TASKS: list[Callable[[], None]] = []
 """Work the parent-watch thread does on itself before its next look at the parent (:func:`in_every_thread`)."""
 _WATCH_WAKE = threading.Event()
@@ -89,7 +91,7 @@ def _watch_parent(parent_pid: int) -> None:
             if os.getppid() != parent_pid:
                 os._exit(70)  # orphaned: the runner is gone, nobody will read the result
 
-    threading.Thread(target=loop, name="kverdict-parent-watch", daemon=True).start()
+    threading.Thread(target=loop, name=WATCH_THREAD, daemon=True).start()
 
 
 def in_every_thread(apply: Callable[[], None], timeout_s: float = 10.0) -> None:
@@ -97,7 +99,7 @@ def in_every_thread(apply: Callable[[], None], timeout_s: float = 10.0) -> None:
     time, and a thread candidate code could reach through patched functions must not keep rights the rest lost).
     Its exception, from either thread, is raised here; other Python threads are named on the worker's output."""
     apply()
-    watcher = next((t for t in threading.enumerate() if t.name == "kverdict-parent-watch"), None)
+    watcher = next((t for t in threading.enumerate() if t.name == WATCH_THREAD), None)
     others = [t.name for t in threading.enumerate() if t not in (threading.current_thread(), watcher)]
     if others:
         print(f"kverdict worker: threads started before confinement keep their rights: {', '.join(others)}",

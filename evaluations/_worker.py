@@ -157,15 +157,22 @@ def writable_folders(job: Job, private: Path) -> list[Path]:
     return folders
 
 
+def unconfined_reason() -> str | None:
+    """Why candidate workers on this machine run without write confinement (None where they are confined)."""
+    if os.environ.get(CONFINE_ENV) == "0":
+        return f"{CONFINE_ENV}=0"
+    return _landlock.unavailable()
+
+
 def confine_writes(job: Job) -> None:
     """Before candidate code runs: move this process's temporary files into a private folder and take from its
     threads the right to write anywhere but :func:`writable_folders` and, where the kernel can, to signal any
     process outside the worker and its children (``_landlock``). The records, the problem
     sources, the repository, installed packages and other candidates' builds stay out of reach. Where the kernel
     has no Landlock the worker says so on its output and runs unconfined (``kverdict eval`` says so at start)."""
-    if job.candidate is None or os.environ.get(CONFINE_ENV) == "0":
+    if job.candidate is None:
         return
-    why = _landlock.unavailable()
+    why = unconfined_reason()
     if why:
         print(f"kverdict worker: writes not confined: {why}", file=sys.stderr)
         return

@@ -246,8 +246,8 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     uses (``refresh_in_place``) does not keep (``torch.triu`` inputs are no longer triangular). Stale: the output
     matches the reference of the set's earlier contents (its first draw, or its values before the last roll), or
     the candidate called again on a copy of the same values is right (the timed calls skipped the work: a graph
-    capture that launched nothing, a cache keyed on the input buffers). Broken: wrong on a fresh draw now. Both are ``recheck-after-timing``; the rest is labelled ``structure-specific``,
-    its timing kept."""
+    capture that launched nothing, a cache keyed on the input buffers). Broken: wrong on a fresh draw now. Both
+    are ``recheck-after-timing``; the rest is labelled ``structure-specific``, its timing kept."""
     evidence = f"output of a timed call on input set {k}: {v.message}"
     first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device, on_device=True)
     before = [x.reshape(-1).roll(-1).reshape(x.shape) if isinstance(x, torch.Tensor) and x.is_floating_point()

@@ -153,11 +153,9 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
 def confinement_line() -> str:
     """How candidate workers' writes are confined on this machine, for the start of a run."""
     from .. import _landlock
-    from .._worker import CONFINE_ENV
+    from .._worker import unconfined_reason
 
-    if os.environ.get(CONFINE_ENV) == "0":
-        return f"kverdict eval: candidate workers may write anywhere this user can ({CONFINE_ENV}=0)"
-    why = _landlock.unavailable()
+    why = unconfined_reason()
     if why:
         return f"kverdict eval: candidate workers may write anywhere this user can: {why}"
     return (f"kverdict eval: candidate workers write only their own temporary, build and evidence folders "

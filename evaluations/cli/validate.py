@@ -30,15 +30,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def records_root(paths: list[Path]) -> Path:
-    """The records folder the first of ``paths`` lies in: the nearest folder at or above it with a manifest, so
-    ``kverdict validate /elsewhere/records`` checks that folder's layout and manifest as its own."""
+def records_root(path: Path) -> Path:
+    """The records folder ``path`` lies in: the nearest folder at or above it with a manifest (else ``records``),
+    so ``kverdict validate /elsewhere/records`` checks that folder's layout and manifest as its own."""
     from schemas._manifest import MANIFEST_RELPATH
 
-    for folder in ([paths[0].resolve(), *paths[0].resolve().parents] if paths else []):
-        if (folder / MANIFEST_RELPATH).is_file():
-            return folder
-    return Path("records")
+    resolved = path.resolve()
+    return next((f for f in (resolved, *resolved.parents) if (f / MANIFEST_RELPATH).is_file()), Path("records"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,11 +46,12 @@ def run(args: argparse.Namespace) -> int:
 
     from . import UserError
 
-    root = Path(args.root) if args.root is not None else records_root([Path(p) for p in args.paths])
-    if not args.paths and not root.exists():
+    given = [Path(p) for p in args.paths]
+    root = Path(args.root) if args.root is not None else records_root(given[0]) if given else Path("records")
+    if not given and not root.exists():
         print(f"{printable(str(root))}: no records folder, nothing to check")
         return 0
-    paths = [Path(p) for p in args.paths] or [root]
+    paths = given or [root]
     missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
     if missing:
         raise UserError(f"no such file or folder: {printable(missing[0])}")

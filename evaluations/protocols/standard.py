@@ -32,7 +32,6 @@ SEED = 42
 INFO = protocol_info("standard")
 """Its parameters and its records' ``protocol`` block, from the protocols' one table (``schemas.PROTOCOLS``)."""
 TRIALS = len(INFO.seeds)
-TOLERANCE = INFO.atol
 BASELINE_KINDS: tuple[str, ...] = PROTOCOLS["standard"]["baseline_kinds"]
 SPEEDUP_BASELINE: dict[str, str] = dict(PROTOCOLS["standard"]["speedups"])
 
