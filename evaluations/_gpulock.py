@@ -14,7 +14,8 @@ worker calls :func:`yield_to_timing`: where a timing waits, it finishes its queu
 takes the device again after that timing, so timings wait for a step, not for whole jobs.
 
 A worker records how long it has waited for the lock in ``<lock>.wait-<pid>``; the runner extends
-that worker's deadline by this much (at most doubling it), so waiting for the GPU is never a timeout.
+that worker's deadline by the most it has read there (at most doubling it), so waiting for the GPU is never a
+timeout, even after the worker lets go of the lock and removes the file.
 Without the environment variable (one evaluation at a time, or the CPU) every function is a no-op.
 """
 
@@ -58,8 +59,11 @@ def waited_s(lock: str | os.PathLike[str] | None, pid: int) -> float:
 def _note_wait(since: float) -> None:
     path = _path()
     if path:
-        with contextlib.suppress(OSError):
-            wait_file(path, os.getpid()).write_text(f"{_state['waited']:.3f} {since:.6f}", encoding="ascii")
+        target = wait_file(path, os.getpid())
+        scratch = target.with_name(f"{target.name}.new")
+        with contextlib.suppress(OSError):  # written aside and renamed: the runner never reads a half-written file
+            scratch.write_text(f"{_state['waited']:.3f} {since:.6f}", encoding="ascii")
+            os.replace(scratch, target)
 
 
 def _take(fd: int, op: int) -> None:

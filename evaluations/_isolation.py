@@ -421,6 +421,7 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
     message: tuple[Any, ...] | None = None
     failure: Failure | None = None
     pipe_open = True
+    waited = 0.0
     try:
         while True:
             ready = connection.wait([reader, proc.sentinel] if pipe_open else [proc.sentinel], POLL_S)
@@ -446,7 +447,8 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
                 break
             if _confine.signalled(proc.pid):
                 break
-            if time.monotonic() - start > timeout_s + min(timeout_s, _gpulock.waited_s(lock, proc.pid)):
+            waited = max(waited, _gpulock.waited_s(lock, proc.pid))  # kept once read: the file goes when the lock does
+            if time.monotonic() - start > timeout_s + min(timeout_s, waited):
                 failure = Failure("timeout", f"worker exceeded its {timeout_s:g} s deadline and was killed")
                 break
     finally:

@@ -64,6 +64,17 @@ def hold_shared(args: tuple[str, str, str | None]) -> tuple[float, float]:
         return start, time.monotonic()
 
 
+def wait_then_work(seconds: float) -> float:
+    """Take the GPU lock shared (waiting as long as it is held), let go, then work ``seconds`` more:
+    the seconds it waited, as the lock's own record of them said."""
+    from evaluations import _gpulock
+
+    with _gpulock.shared():
+        waited = float(_gpulock._state["waited"])  # type: ignore[arg-type]
+    time.sleep(seconds)  # the wait file is gone by now
+    return waited
+
+
 def time_exclusive(args: tuple[str, str, str | None]) -> tuple[float, float, float]:
     """Hold the lock shared, touch ``dir/name.trying``, then take it alone for 0.3 s:
     (start, end of the exclusive hold, seconds this worker waited for the lock)."""

@@ -89,6 +89,18 @@ def test_waiting_for_the_lock_does_not_count_against_the_deadline(tmp_path, lock
     assert end - start < 1.0
 
 
+def test_a_wait_still_counts_after_the_worker_has_let_go_of_the_lock(tmp_path, lock):
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    release = threading.Timer(2.5, os.close, (fd,))
+    release.start()
+    try:  # 2.5 s waited, then 1.5 s of work once the lock (and its wait file) is gone: 4 s of a 3 s deadline
+        waited = _run(tmp_path, "wait_then_work", 1.5, "let-go", timeout_s=3.0)
+    finally:
+        release.join()
+    assert waited > 1.5, waited
+
+
 def test_a_worker_that_waits_longer_than_twice_its_deadline_is_still_stopped(tmp_path, lock):
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
