@@ -102,6 +102,8 @@ class RunSummary:
     """The GPU's busy share over the run (CUDA runs only)."""
     tampered: list[Path] = field(default_factory=list)
     """Records whose file differs from the digest the manifest lists: changed after they were written, redone."""
+    lost: dict[str, str] = field(default_factory=dict)
+    """Problem key -> why its batch did not finish (its lane or cluster task failed every go; re-run to resume)."""
 
     def status_counts(self, protocol: str) -> Counter[str]:
         """How many records of ``protocol`` have each status."""
@@ -680,7 +682,8 @@ def _memory_stats(outcome: CandidateOutcome, eager: BaselineRecord) -> schemas.M
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Any]:
+def progress_bar(enabled: bool) -> Iterator[Any]:
+    """A rich progress display (silent when not ``enabled``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -701,7 +704,7 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
     todo = runner.pending()
     if config.device == "cuda":
         runner.summary.gpu = BusySampler(runner.summary.phases.origin).start()
-    with _progress(config.progress) as progress:
+    with progress_bar(config.progress) as progress:
         try:
             chunks = runner.chunks(todo)
             prepared = [runner.preparations([(p, c) for p, c, _ in chunk]) for chunk in chunks]

@@ -16,6 +16,7 @@ from ._io import (
     write_record,
     write_text,
 )
+from ._manifest import MANIFEST_RELPATH, Manifest, ManifestProblem, manifest_problems
 from ._protocols import PROTOCOLS, protocol_info
 from ._record import (
     ROUNDS_MAX,
@@ -54,6 +55,7 @@ from ._record import (
 
 __all__ = [
     "PROTOCOLS", "protocol_info",
+    "MANIFEST_RELPATH", "Manifest", "ManifestProblem", "manifest_problems",
     "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit",
     "MAX_RECORD_BYTES", "ROUNDS_MAX", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "AlgorithmFlag", "AlgorithmFlagName",
     "BaselineKind", "BaselineRecord", "BaselineTiming", "Claimed", "CorrectnessCheck", "Environment", "IntegrityCheck", "Judged", "OuterTiming",

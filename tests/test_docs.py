@@ -80,3 +80,14 @@ def test_layout_on_the_contributing_page_matches_record_paths() -> None:
     base = baseline_relpath(factory.make_baseline()).as_posix()
     assert base.split("/")[1] == "_baselines" and base.endswith("__eager_fp32.json")
     assert "<id>-<name>__<kind>.json" in page and "_audits/" in page
+
+
+def test_the_cluster_page_explains_every_executor_option() -> None:
+    page = (REPO / "site_src" / "cluster.md").read_text(encoding="utf-8")
+    from evaluations.executors import EXECUTORS
+
+    options = ["--executor", "--lanes", "--address", "--cpus-per-task"]
+    eval_options = {o for a in COMMANDS["eval"][1]._actions for o in a.option_strings}
+    assert set(options) <= eval_options
+    assert [o for o in options if o not in page] == []
+    assert all(f"--executor {name}" in page for name in EXECUTORS)

@@ -50,6 +50,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--concurrent", metavar="N", type=int, default=1,
                    help="CUDA only: evaluations in flight at once on the one GPU; each timing holds the GPU alone "
                    "while the others load, check and wait (default: 1)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where evaluations run: 'local' runs one lane per GPU of this host (see --lanes); 'ray' runs each "
+                   "problem as a task of one GPU on the Ray cluster at --address, records written here (default: local)")
+    p.add_argument("--lanes", metavar="N", type=int, help="local executor: lanes, each a process with one GPU of its "
+                   "own (default: every visible GPU); on the CPU each lane keeps to its own share of the cores (default: 1)")
+    p.add_argument("--address", metavar="ADDR", default="auto", help="--executor ray: the cluster's address (HOST:PORT, "
+                   "ray://HOST:PORT, 'auto' for the one this machine joined, 'local' to start one here; default: auto)")
+    p.add_argument("--cpus-per-task", metavar="N", type=int, default=1,
+                   help="--executor ray: CPUs each task asks for, beside its GPU on CUDA (default: 1)")
     p.add_argument("--in-turns", action="store_true", help="verified protocol: time every candidate in turns with fresh "
                    "timings of its problem's baselines, each in its own worker, a batch of samples a turn (default: only for a "
                    "problem whose eager baseline is host-bound and timed as eager calls)")
@@ -102,8 +111,10 @@ def run_command(args: argparse.Namespace) -> int:
             get_protocol(name)
     except ProtocolUnavailable as exc:
         raise UserError(str(exc)) from None
-    if args.timeout <= 0 or args.jobs < 1 or args.concurrent < 1:
-        raise UserError("--timeout, --jobs and --concurrent must be positive")
+    if args.timeout <= 0 or args.jobs < 1 or args.concurrent < 1 or args.cpus_per_task < 1 or (args.lanes or 1) < 1:
+        raise UserError("--timeout, --jobs, --concurrent, --lanes and --cpus-per-task must be positive")
+    if args.executor == "ray" and args.lanes is not None:
+        raise UserError("--lanes is for --executor local; a Ray cluster runs one task per GPU it has")
     if args.source_url and not args.source_commit:
         raise UserError("--source-url needs --source-commit")
     if args.candidates and not Path(args.candidates).exists():
@@ -124,8 +135,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], options: dict[str, int]) -> int:
-    from .._env import capture_environment, resolve_device
-    from .._runner import RunConfig, RunSummary, default_prewarm, run
+    from .._env import resolve_device
+    from .._runner import RunConfig, RunSummary, default_prewarm
 
     try:
         device = resolve_device(args.device)
@@ -138,16 +149,47 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
                        options=options, progress=not args.no_progress,
                        prewarm=default_prewarm(device, args.prewarm, args.concurrent), concurrent=args.concurrent,
                        in_turns=args.in_turns)
+    execute = _executor(args, config, device)
     print(confinement_line(), file=sys.stderr)
     summary = RunSummary()
     try:
         with _sigterm_interrupts():
-            run(loaded, config, capture_environment(device), summary)
+            execute(loaded, summary)
     finally:  # an interrupted run's figures are kept too
         if args.stats_json:
             write_stats(Path(args.stats_json), summary)
     print_summary(summary, protocols)
-    return 0
+    return 1 if summary.lost else 0
+
+
+def _executor(args: argparse.Namespace, config: Any, device: str) -> Any:
+    """What runs the evaluations, as ``execute(loaded, summary)``: in this process, on lanes, or on Ray."""
+    from .._env import capture_environment
+    from .._runner import run
+    from ..executors import LocalExecutor, RayExecutor, RayUnavailable, lanes_for
+
+    if args.executor == "ray":
+        executor = RayExecutor(config, args.address, args.cpus_per_task)
+
+        def on_ray(loaded: Any, summary: Any) -> None:
+            try:
+                executor.run(loaded, summary)
+            except RayUnavailable as exc:
+                raise UserError(str(exc)) from None
+            print(f"ran on the Ray cluster at {args.address}: "
+                  + ", ".join(f"{host} {n} problems" for host, n in sorted(executor.hosts.items())), file=sys.stderr)
+        return on_ray
+    try:
+        lanes = lanes_for(device, args.lanes)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if len(lanes) == 1:
+        return lambda loaded, summary: run(loaded, config, capture_environment(device), summary)
+    local = LocalExecutor(config, lanes)
+    if args.stats_json:
+        local.stats_dir = Path(args.stats_json).with_suffix("").with_name(Path(args.stats_json).stem + "-lanes")
+    print(f"kverdict eval: {len(lanes)} lanes: " + "; ".join(lane.name for lane in lanes), file=sys.stderr)
+    return lambda loaded, summary: local.run(loaded, capture_environment(device), summary)
 
 
 def confinement_line() -> str:
@@ -203,6 +245,7 @@ def print_summary(summary: Any, protocols: tuple[str, ...]) -> None:
               for key, reason in sorted(summary.reference_failures.items())]
     lines += [f"changed since its run wrote it (digest differs from the manifest), redone: {path}"
               for path in summary.tampered]
+    lines += [f"not finished, re-run to resume: {key}: {why}" for key, why in sorted(summary.lost.items())]
     lines += phase_lines(summary)
     from rich.console import Console
     from rich.table import Table
