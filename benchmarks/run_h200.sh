@@ -92,6 +92,18 @@ for s in "${STEPS[@]}"; do
         --essential-only --keys "$SAMPLE_KEYS" --budget-s "${SAMPLE_S:-240}" > "$LOGS/self_sample.log" 2>&1
       cp "$OUT/sample/self_speedup.jsonl" "$OUT/self_speedup_sample.jsonl" 2>/dev/null; rm -rf "$OUT/sample"
       tail -20 "$LOGS/self_sample.log" ;;
+    scaleout)
+      # issue 20: one cold slice of CUDA-L1 through each executor; Ray only where it is installed. Its wheel (79 MB) is
+      # over what one call may carry: carry .ray-a/ (split's first part) in one call and .ray-b/ in the next on the same
+      # warm machine (a folder not named in carry stays there), with jsonschema and its needs in .whl/; joined here.
+      step "$s (serial, lanes, ray: the same slice, cold each time)"
+      if ls .ray-a/ray.part-* .ray-b/ray.part-* >/dev/null 2>&1; then
+        W=/tmp/ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl; cat .ray-a/ray.part-* .ray-b/ray.part-* > "$W"
+        python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$W" || echo "ray did not install"
+      fi
+      python3 -c "import ray" 2>/dev/null && M="serial lanes ray" || M="serial lanes"
+      timeout "$(left)" python3 benchmarks/scaleout.py --bundle .data/h100.jsonl --every "${SCALE_EVERY:-25}" \
+        --modes $M --budget-s "${SCALE_S:-150}" > "$LOGS/scaleout.log" 2>&1; tail -6 "$LOGS/scaleout.log" ;;
     drift)
       step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"
       OUT="$OUT" timeout "$(left)" python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys "${DRIFT_KEYS:?set DRIFT_KEYS}" \

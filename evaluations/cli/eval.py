@@ -183,7 +183,7 @@ def _executor(args: argparse.Namespace, config: Any, device: str) -> Any:
         lanes = lanes_for(device, args.lanes)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    if len(lanes) == 1:
+    if args.lanes is None and len(lanes) == 1:  # one GPU and no lanes asked for: in this process, as always
         return lambda loaded, summary: run(loaded, config, capture_environment(device), summary)
     local = LocalExecutor(config, lanes)
     if args.stats_json:
