@@ -167,6 +167,10 @@ def _check(name: str, passed: bool, evidence: str | None) -> IntegrityCheck:
     return IntegrityCheck(name=name, passed=passed, evidence=evidence[:2000] if evidence else None)
 
 
+NOT_JUDGED = "not judged outside the candidate's process"
+"""How a record's note begins where the judge could not rule (the reason follows)."""
+
+
 def reconcile(outcome: CandidateOutcome, clock: OuterClock, judgement: Judgement | None) -> Judged | None:
     """Apply the judge's findings to a worker's ``correct`` outcome (in place) and return the record's ``judged``.
 
@@ -178,7 +182,7 @@ def reconcile(outcome: CandidateOutcome, clock: OuterClock, judgement: Judgement
     if outcome.status != "correct":
         return None
     if judgement is None or judgement.error:
-        outcome.notes.append(f"not judged outside the candidate's process: {(judgement.error if judgement else 'no judge')[:300]}")
+        outcome.notes.append(f"{NOT_JUDGED}: {(judgement.error if judgement else 'no judge')[:300]}")
         return None
     failures = _trial_failures(outcome, judgement)
     outer = _outer_timing(outcome, clock, judgement)

@@ -231,6 +231,8 @@ class Runner:
         self._concurrency_note = (
             f"evaluated while other workers shared this GPU ({config.concurrent} at once in this run); every timing "
             "held the GPU alone, but other workers' start-up and host work could run beside it" if shared_gpu else None)
+        self.again_alone: list[tuple[str, Candidate, Path]] = []
+        """Evaluations that ran out of memory while others were in flight: evaluated again, alone, after the rest."""
 
     def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None,
              pacer: BaselineRecord | None = None, flags: AlgorithmFlags = ()) -> Job:
@@ -465,8 +467,10 @@ class Runner:
     def _stamped(self) -> Environment:
         return self.env.model_copy(update={"timestamp": datetime.now(UTC)})
 
-    def evaluate(self, protocol: str, candidate: Candidate, path: Path) -> Record | None:
-        """Evaluate one candidate under one protocol and write its record; None if its reference failed."""
+    def evaluate(self, protocol: str, candidate: Candidate, path: Path, alone: bool = False) -> Record | None:
+        """Evaluate one candidate under one protocol and write its record; None if its reference failed, or if
+        it ran out of memory while other evaluations shared the device (then it waits in ``again_alone`` to be
+        evaluated ``alone`` once the rest are done: the memory others held is no verdict on it)."""
         module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
         baselines = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
         if any(b is None for b in baselines.values()):
@@ -491,6 +495,9 @@ class Runner:
             outcome.notes = [*outcome.notes, *turn_notes]
             _judge.judge_outcome(lambda target, request, t: self._isolated(target, request, t, self.config.timeout_s,
                                                                            "judge"), job, outcome, clock, evidence, tag)
+            if not alone and self.config.concurrent > 1 and out_of_memory(outcome):
+                self.again_alone.append((protocol, candidate, path))
+                return None
             if self.cancel.is_set():
                 return None
         if outcome.status == "correct" and outcome.peak_memory_bytes is None:
@@ -505,7 +512,10 @@ class Runner:
         outcome.notes = [*outcome.notes, *flag_notes]
         if self.cancel.is_set():
             return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
-        if self._concurrency_note:
+        if alone:
+            outcome.notes = [*outcome.notes, f"ran out of memory while other evaluations shared the device "
+                             f"({self.config.concurrent} at once in this run); evaluated again alone, after the rest"]
+        elif self._concurrency_note:
             outcome.notes = [*outcome.notes, self._concurrency_note]
         try:
             record = assemble_record(self, protocol, problem, candidate, outcome,
@@ -591,6 +601,19 @@ class Runner:
                 notes.append(f"the {kind} baseline timed in turns beside this candidate failed ({reason[:200]}); "
                              "its earlier timing, taken alone, is used")
         return lead, timed, notes
+
+
+OUT_OF_MEMORY = ("OutOfMemoryError", "CUDA out of memory", "CUDA error: out of memory")
+"""How a worker's error names running out of device memory (torch's exception, the CUDA error)."""
+
+
+def out_of_memory(outcome: CandidateOutcome) -> bool:
+    """Whether an evaluation failed, or its judge could not rule, by running out of device memory (the
+    candidate's or the harness's own allocations: while other workers hold memory, either can fail where it
+    would not alone)."""
+    texts = [outcome.error or ""] if outcome.status == "runtime_error" else []
+    texts += [note for note in outcome.notes if note.startswith(_judge.NOT_JUDGED)]
+    return any(m in text for text in texts for m in OUT_OF_MEMORY)
 
 
 def _reported(result: IsolatedResult) -> CandidateOutcome:
@@ -717,15 +740,16 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
             bases = progress.add_task("baselines", total=sum(isinstance(w[2], str) for ws in schedules for w in ws)) \
                 if schedules else None
 
-            def one(item: tuple[str, Candidate, Path]) -> None:
+            def one(item: tuple[str, Candidate, Path], alone: bool = False) -> None:
                 protocol, candidate, path = item
                 if config.concurrent <= 1:
                     progress.update(task, description=f"{protocol}: {candidate.problem_key} s{candidate.sample}")
-                record = runner.evaluate(protocol, candidate, path)
+                record = runner.evaluate(protocol, candidate, path, alone=alone)
                 if record is not None:
                     runner.summary.written.append(path)
                     runner.summary.records.append(record)
-                progress.advance(task)
+                if not alone:  # its first go advanced the bar already
+                    progress.advance(task)
 
             def do(item: Work) -> None:
                 if isinstance(item[2], str):  # (protocol, problem key, kind): a baseline
@@ -751,6 +775,11 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
                         runner.cancel.set()
                         pool.shutdown(wait=True, cancel_futures=True)
                         raise
+                again = runner.again_alone
+                if again:  # nothing else is in flight now: each has the device to itself
+                    progress.update(task, description=f"{len(again)} out of memory beside others, again alone")
+                for item in again:
+                    one(item, alone=True)
         except BaseException:
             runner.cancel.set()
             raise

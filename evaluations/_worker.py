@@ -139,11 +139,29 @@ EXTRA_WRITABLE_ENV = "KVERDICT_WORKER_WRITABLE"
 """More folders a candidate's worker may write (``os.pathsep``-separated), for tools that collect from workers."""
 
 
+_OWN_THREADS: list[int] = []
+"""An open handle on this process's ``/proc/<pid>/task`` once a rule names it (:func:`own_threads`)."""
+
+
+def own_threads() -> Path:
+    """This process's own threads in ``/proc`` (``/proc/<pid>/task``), held open for the life of the process.
+
+    CUDA's start-up names the threads it makes by writing their ``/proc/self/task/<tid>/comm`` and fails with
+    error 304 (``cudaErrorOperatingSystem``) where it may not, so a confined worker may write there. Landlock's
+    rule names the folder's inode, and procfs makes a new inode when an unused folder is looked up again: the
+    open handle keeps the one the rule names. Other processes' entries stay out of reach (Landlock also refuses
+    the ptrace access that ``/proc/<pid>/mem`` of a process outside the worker would need)."""
+    path = Path(f"/proc/{os.getpid()}/task")
+    if not _OWN_THREADS:
+        _OWN_THREADS.append(os.open(path, os.O_PATH | os.O_CLOEXEC))
+    return path
+
+
 def writable_folders(job: Job, private: Path) -> list[Path]:
     """Where a candidate's worker may write: its private temporary folder, its own builds and caches, its evidence
-    file's folder, its timing-in-turns file, the GPU lock's folder and the devices (``/dev``: the GPU, ``/dev/null``,
-    shared memory)."""
-    folders = [private, Path("/dev")]
+    file's folder, its timing-in-turns file, the GPU lock's folder, the devices (``/dev``: the GPU, ``/dev/null``,
+    shared memory) and its own threads' names (:func:`own_threads`)."""
+    folders = [private, Path("/dev"), own_threads()]
     if job.build_dir:
         folders += [candidate_scope(job, "extensions"), candidate_scope(job, "caches")]
     if job.options.get("evidence"):

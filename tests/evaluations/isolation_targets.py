@@ -6,6 +6,7 @@ import ctypes
 import os
 import sys
 import time
+from pathlib import Path
 
 
 def double(x: int) -> int:
@@ -192,4 +193,32 @@ def confined_writes(args: tuple[object, list[str]]) -> dict[str, str]:
     _isolation._WATCH_TASKS.append(from_watcher)
     _isolation._WATCH_WAKE.set()
     done.wait(10)
+    found["a new thread's name"] = _name_a_new_thread()
+    runner = f"/proc/{os.getppid()}/oom_score_adj"  # its own value written back: harmless if it were let through
+    found["the runner's /proc"] = _try_write_text(runner, Path(runner).read_text())
     return found
+
+
+def _try_write_text(path: str, text: str) -> str:
+    try:
+        with open(path, "w") as fh:
+            fh.write(text)
+    except PermissionError:
+        return "refused"
+    return "written"
+
+
+def _name_a_new_thread() -> str:
+    """Name a thread started after confinement as CUDA's start-up does (glibc's ``pthread_setname_np`` from
+    another thread writes ``/proc/self/task/<tid>/comm``)."""
+    import threading
+
+    ready, stop, tid = threading.Event(), threading.Event(), []
+    thread = threading.Thread(target=lambda: (tid.append(threading.get_native_id()), ready.set(), stop.wait(10)))
+    thread.start()
+    ready.wait(10)
+    try:
+        return _try_write_text(f"/proc/self/task/{tid[0]}/comm", "cuda-named")
+    finally:
+        stop.set()
+        thread.join()

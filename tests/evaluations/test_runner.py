@@ -205,6 +205,77 @@ def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_onc
     assert all(not r.notes for r in summary.records), [r.notes for r in summary.records]  # no shared GPU on the CPU
 
 
+_OUT_OF_MEMORY = '''"""Runs out of memory on its first {times} calls (counted in a file), then is ReLU."""
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+COUNTER = Path({counter!r})
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        left = int(COUNTER.read_text())
+        if left > 0:
+            COUNTER.write_text(str(left - 1))
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.19 GiB (a test's stand-in)")
+        return torch.clamp_min(x, 0.0)
+'''
+
+
+def _out_of_memory_candidates(tmp_path: Path, fixtures_dir: Path, times: dict[str, int]) -> Path:
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
+    counters = tmp_path / "counters"
+    counters.mkdir()
+    for label, n in times.items():
+        (counters / label).write_text(str(n))
+        (cands / f"1_tiny_relu__{label}.py").write_text(_OUT_OF_MEMORY.format(times=n, counter=str(counters / label)))
+    return counters
+
+
+@pytest.mark.parametrize("concurrent", [2, 1])
+def test_running_out_of_memory_beside_others_is_evaluated_again_alone(tmp_path, fixtures_dir, monkeypatch, concurrent):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+
+    counters = _out_of_memory_candidates(tmp_path, fixtures_dir, {"oom_once": 1, "oom_always": 99})
+    monkeypatch.setenv("KVERDICT_WORKER_WRITABLE", str(counters))  # confined workers may count there
+    loaded = load_inputs(fixtures_dir / "problems", tmp_path / "cands", model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       progress=False, concurrent=concurrent)
+    summary = run(loaded, config, capture_environment("cpu"))
+    records = {Path(r.kernel.path).name: r for r in summary.records}
+    assert len(summary.written) == 3 and len(records) == 3
+    honest, once, always = (records[f"1_tiny_relu{n}.py"] for n in ("", "__oom_once", "__oom_always"))
+    assert honest.status == "correct" and not honest.notes
+    assert always.status == "runtime_error" and "OutOfMemoryError" in always.error
+    if concurrent == 1:  # nothing shared the device: running out is the verdict at once
+        assert once.status == "runtime_error" and (counters / "oom_once").read_text() == "0"
+        assert not once.notes and not always.notes
+        return
+    assert once.status == "correct"  # its first go failed only beside the others
+    alone = [n for n in once.notes if "evaluated again alone" in n]
+    assert len(alone) == 1 and "2 at once" in alone[0]
+    assert [n for n in always.notes if "evaluated again alone" in n] == alone  # alone it ran out too
+    assert int((counters / "oom_always").read_text()) == 97  # two goes, no more
+
+
+def test_out_of_memory_is_read_from_a_runtime_error_or_from_a_judge_that_could_not_rule():
+    from evaluations._judge import NOT_JUDGED
+    from evaluations._outcomes import CandidateOutcome
+    from evaluations._runner import out_of_memory
+
+    oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB"
+    assert out_of_memory(CandidateOutcome(status="runtime_error", error=oom))
+    assert out_of_memory(CandidateOutcome(status="correct", notes=[f"{NOT_JUDGED}: the judge's worker failed: {oom}"]))
+    assert not out_of_memory(CandidateOutcome(status="runtime_error", error="RuntimeError: illegal memory access"))
+    assert not out_of_memory(CandidateOutcome(status="incorrect", error=oom))  # a verdict on its answers, not a crash
+    assert not out_of_memory(CandidateOutcome(status="correct", notes=[f"a note of its own: {oom}"]))
+
+
 def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
