@@ -67,6 +67,8 @@ class IsolatedResult:
     failure: Failure | None
     output_tail: str
     wall_s: float
+    waited_s: float = 0.0
+    """Seconds the child waited for the shared GPU lock (``_gpulock``; 0 where there is none)."""
 
     @property
     def ok(self) -> bool:
@@ -464,4 +466,4 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
     if failure is None and message is not None and message[0] == "raised":
         failure = Failure("exception", message[2], exception_type=message[1], traceback=message[3])
     value = message[1] if failure is None and message is not None else None
-    return IsolatedResult(value=value, failure=failure, output_tail=tail, wall_s=wall)
+    return IsolatedResult(value=value, failure=failure, output_tail=tail, wall_s=wall, waited_s=waited)

@@ -30,6 +30,8 @@ class Span:
     ok: bool = True
     timed_ms: float | None = None
     """Device time the job's timing itself took (calls x mean time), where it timed something."""
+    waited_s: float = 0.0
+    """Seconds of it the job's worker spent waiting for the shared GPU lock (its own timings' turn, or others')."""
 
     @property
     def wall_s(self) -> float:
@@ -49,6 +51,8 @@ class PhaseTotal:
     """Sum of the jobs' own seconds."""
     first_s: float | None
     last_s: float | None
+    waited_s: float = 0.0
+    """Sum of the seconds the jobs' workers waited for the shared GPU lock (part of ``worker_s``)."""
 
 
 def union_s(intervals: list[tuple[float, float]]) -> float:
@@ -98,7 +102,7 @@ class PhaseLog:
             if mine:
                 rows.append(PhaseTotal(phase, len(mine), union_s([(s.start_s, s.end_s) for s in mine]),
                                        sum(s.wall_s for s in mine), min(s.start_s for s in mine),
-                                       max(s.end_s for s in mine)))
+                                       max(s.end_s for s in mine), sum(s.waited_s for s in mine)))
         return rows
 
     def as_json(self) -> dict[str, object]:

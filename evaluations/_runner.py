@@ -264,7 +264,7 @@ class Runner:
                               spare=self._next_spare() if spare else None, answer=answer)
         timing = getattr(result.value, "timing", None) if result.ok else None
         timed_ms = timing.mean_ms * timing.calls * timing.calls_per_sample if timing is not None else None
-        self.summary.phases.add(Span(phase, tag, start, self.summary.phases.now(), result.ok, timed_ms))
+        self.summary.phases.add(Span(phase, tag, start, self.summary.phases.now(), result.ok, timed_ms, result.waited_s))
         return result
 
     def _write(self, path: Path, record: Record | BaselineRecord) -> None:

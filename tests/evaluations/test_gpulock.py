@@ -95,10 +95,12 @@ def test_a_wait_still_counts_after_the_worker_has_let_go_of_the_lock(tmp_path, l
     release = threading.Timer(2.5, os.close, (fd,))
     release.start()
     try:  # 2.5 s waited, then 1.5 s of work once the lock (and its wait file) is gone: 4 s of a 3 s deadline
-        waited = _run(tmp_path, "wait_then_work", 1.5, "let-go", timeout_s=3.0)
+        result = run_isolated("isolation_targets:wait_then_work", 1.5, timeout_s=3.0, log_path=tmp_path / "let-go.log")
     finally:
         release.join()
-    assert waited > 1.5, waited
+    assert result.ok, (result.failure, result.output_tail)
+    assert result.value > 1.5, result.value
+    assert 1.5 < result.waited_s < result.wall_s - 1.0  # the runner's account of the wait, kept for the run's spans
 
 
 def test_a_worker_that_waits_longer_than_twice_its_deadline_is_still_stopped(tmp_path, lock):
