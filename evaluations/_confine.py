@@ -27,11 +27,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 WORKER_ENV_NAMES = frozenset({
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TMP", "TEMP",
@@ -204,22 +204,29 @@ class Confinement:
                 self.take(info)
 
 
+_P = TypeVar("_P")
 _ACTIVE: list[Confinement] = []
 """The confinement of the run in progress in this process (at most one)."""
 
 
 def spawn(proc: Any) -> None:
     """Start ``proc`` (a multiprocessing process) and track it as a worker, under the reaper's lock."""
+    started(lambda: (proc.start(), proc)[1])
+
+
+def started(start: Callable[[], _P]) -> _P:
+    """Call ``start`` (it starts a process and returns it: a multiprocessing process, a ``Popen``) and track the
+    process as a worker of the run's confinement, under the reaper's lock, so no reap sees it untracked."""
     if not _ACTIVE:
-        proc.start()
-        return
+        return start()
     state = _ACTIVE[0]
     with state.lock:
-        proc.start()
+        proc = start()
         state.workers.add(proc.pid)
         state.history.add(proc.pid)
     if state.watched:  # multiprocessing's resource tracker unblocks SIGINT and SIGTERM after starting itself
         signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+    return proc
 
 
 def signalled(pid: int | None, settle: bool = False) -> str | None:

@@ -217,15 +217,9 @@ class LocalExecutor:
 
 
 def _start(spec: Path, report: Path, env: dict[str, str], log) -> subprocess.Popen[bytes]:
-    state = _confine._ACTIVE[0] if _confine._ACTIVE else None
     command = [sys.executable, "-m", "evaluations.executors._lane", str(spec), str(report)]
-    if state is None:
-        return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    with state.lock:  # tracked as a worker before any reap can see it
-        proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        state.workers.add(proc.pid)
-        state.history.add(proc.pid)
-    return proc
+    return _confine.started(lambda: subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                     start_new_session=True))
 
 
 def _stop(proc: subprocess.Popen[bytes], first: signal.Signals, grace_s: float) -> None:
