@@ -52,22 +52,23 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def per_candidate(spans: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def per_candidate(spans: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
     """Candidate wall time, its wait for the shared GPU lock, and the overhead beyond its timed work and that
-    wait, per protocol (from span labels; stats files from before the wait was kept count it as 0)."""
-    out: dict[str, dict[str, float]] = {}
+    wait, per protocol (from span labels; the wait figures are None for stats files that did not keep it)."""
+    out: dict[str, dict[str, float | None]] = {}
     for protocol in ("standard", "verified"):
         mine = [s for s in spans if s["phase"] == "candidate" and s["label"].startswith(f"eval-{protocol}-")]
         if not mine:
             continue
         walls = [s["end_s"] - s["start_s"] for s in mine]
+        kept = all("waited_s" in s for s in mine)
         waits = [s.get("waited_s", 0.0) for s in mine]
         over = [w - (s["timed_ms"] or 0.0) / 1000 - wait for w, s, wait in zip(walls, mine, waits, strict=True)]
         timed = [(s["timed_ms"] or 0.0) / 1000 for s in mine]
         out[protocol] = {"candidates": len(mine), "wall_median_s": statistics.median(walls),
                          "wall_p90_s": quantile(walls, 0.9), "timed_median_s": statistics.median(timed),
-                         "wait_kept": float(all("waited_s" in s for s in mine)),
-                         "wait_median_s": statistics.median(waits), "wait_p90_s": quantile(waits, 0.9),
+                         "wait_median_s": statistics.median(waits) if kept else None,
+                         "wait_p90_s": quantile(waits, 0.9) if kept else None,
                          "overhead_median_s": statistics.median(over), "overhead_p90_s": quantile(over, 0.9),
                          "overhead_max_s": max(over)}
     return out
@@ -94,8 +95,8 @@ def report(stats: dict[str, Any], wall_s: float, rows: int) -> list[str]:
     for protocol, row in per_candidate(stats["spans"]).items():
         lines.append(f"{protocol}: {row['candidates']:.0f} candidates; wall median {row['wall_median_s']:.1f} s "
                      f"(p90 {row['wall_p90_s']:.1f}); timed work median {row['timed_median_s']:.2f} s; waiting for the "
-                     + (f"GPU lock median {row['wait_median_s']:.1f} s (p90 {row['wait_p90_s']:.1f})" if row["wait_kept"]
-                        else "GPU lock not kept in this file") +
+                     + (f"GPU lock median {row['wait_median_s']:.1f} s (p90 {row['wait_p90_s']:.1f})"
+                        if row["wait_median_s"] is not None else "GPU lock not kept in this file") +
                      f"; overhead beyond both median {row['overhead_median_s']:.1f} s, p90 {row['overhead_p90_s']:.1f}, "
                      f"max {row['overhead_max_s']:.1f}")
     return lines

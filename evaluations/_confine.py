@@ -211,7 +211,11 @@ _ACTIVE: list[Confinement] = []
 
 def spawn(proc: Any) -> None:
     """Start ``proc`` (a multiprocessing process) and track it as a worker, under the reaper's lock."""
-    started(lambda: (proc.start(), proc)[1])
+    def start() -> Any:
+        proc.start()
+        return proc
+
+    started(start)
 
 
 def started(start: Callable[[], _P]) -> _P:

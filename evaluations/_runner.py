@@ -513,8 +513,9 @@ class Runner:
         if self.cancel.is_set():
             return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
         if alone:
-            outcome.notes = [*outcome.notes, f"ran out of memory while other evaluations shared the device "
-                             f"({self.config.concurrent} at once in this run); evaluated again alone, after the rest"]
+            outcome.notes = [*outcome.notes, f"its evaluation or its judge ran out of device memory while other "
+                             f"evaluations shared the device ({self.config.concurrent} at once in this run); "
+                             "evaluated again alone, after the rest"]
         elif self._concurrency_note:
             outcome.notes = [*outcome.notes, self._concurrency_note]
         try:

@@ -163,10 +163,10 @@ def hold_shared_in_steps(args: tuple[str, str, float]) -> list[tuple[float, floa
     return steps
 
 
-def _try_write(path: str) -> str:
+def _try_write(path: str, text: str = "x") -> str:
     try:
         with open(path, "w") as fh:
-            fh.write("x")
+            fh.write(text)
     except PermissionError:
         return "refused"
     return "written"
@@ -195,17 +195,8 @@ def confined_writes(args: tuple[object, list[str]]) -> dict[str, str]:
     done.wait(10)
     found["a new thread's name"] = _name_a_new_thread()
     runner = f"/proc/{os.getppid()}/oom_score_adj"  # its own value written back: harmless if it were let through
-    found["the runner's /proc"] = _try_write_text(runner, Path(runner).read_text())
+    found["the runner's /proc"] = _try_write(runner, Path(runner).read_text())
     return found
-
-
-def _try_write_text(path: str, text: str) -> str:
-    try:
-        with open(path, "w") as fh:
-            fh.write(text)
-    except PermissionError:
-        return "refused"
-    return "written"
 
 
 def _name_a_new_thread() -> str:
@@ -218,7 +209,7 @@ def _name_a_new_thread() -> str:
     thread.start()
     ready.wait(10)
     try:
-        return _try_write_text(f"/proc/self/task/{tid[0]}/comm", "cuda-named")
+        return _try_write(f"/proc/self/task/{tid[0]}/comm", "cuda-named")
     finally:
         stop.set()
         thread.join()
