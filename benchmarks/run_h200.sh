@@ -3,7 +3,8 @@
 #
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
-# Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most),
+# Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most; ZOO_OUT: into
+# a folder of its own, afresh, packed into $OUT/zoo-records.tgz, to check the verdicts against the committed ones),
 # attacks (not in the default: the zoo's attacks on the harness, into a records folder of their own, $OUT/attacks.tgz),
 # selfspeed, audit, gputests (one process per test file), cudal1; selfsample (the verified self-speedup of a
 # fixed 50-problem sample of KernelBench v0, every 5th problem, measured afresh into $OUT/self_speedup_sample.jsonl
@@ -46,10 +47,10 @@ for s in "${STEPS[@]}"; do
       ZT0=$(date +%s)
       for proto in verified standard; do
         for set in exploits:exploit-zoo honest:honest-kernels; do
-          timeout -k 5 $(( Z - ($(date +%s) - ZT0) > 5 ? Z - ($(date +%s) - ZT0) : 5 )) $KV --concurrent "${CONCURRENT:-6}" \
+          timeout -k 5 $(( Z - ($(date +%s) - ZT0) > 5 ? Z - ($(date +%s) - ZT0) : 5 )) $KV ${ZOO_OUT:+--out "$ZOO_OUT"} --concurrent "${CONCURRENT:-6}" \
             --protocol $proto --problems evaluations/zoo/problems --candidates evaluations/zoo/${set%%:*} \
             --model ${set##*:} --provider kernelverdict >> "$LOGS/zoo.log" 2>&1
-          pack
+          pack; [ -n "${ZOO_OUT:-}" ] && tar czf "$OUT/zoo-records.tgz" -C "$(dirname "$ZOO_OUT")" "$(basename "$ZOO_OUT")"
         done
       done
       unset KVERDICT_GPU_LOCK
@@ -124,16 +125,22 @@ for s in "${STEPS[@]}"; do
       # the run's phase times and GPU busy samples go to $OUT/<step>-stats.json
       bundle=.data/h100.jsonl; [ "$s" = triton ] && bundle=.data/dump.jsonl
       step "$s kernels ($bundle, public dataset) under both protocols"
-      # hundreds of evaluations: packed every PACK_S seconds meanwhile, so a call cut off from outside keeps them
-      timeout -k 5 "$(left)" $KV --protocol both --candidates "$bundle" --concurrent "${EVAL_CONCURRENT:-12}" \
+      # hundreds of evaluations: packed every PACK_S seconds meanwhile, so a call cut off from outside keeps them;
+      # the workers' lock traces (benchmarks/lock_trace.py) and the host's load go into the logs
+      export KVERDICT_GPU_TRACE="$LOGS/$s-locktrace"; mkdir -p "$KVERDICT_GPU_TRACE"
+      timeout -k 5 "$(( $(left) - 15 > 5 ? $(left) - 15 : 5 ))" $KV --protocol both --candidates "$bundle" --concurrent "${EVAL_CONCURRENT:-12}" \
         ${EVAL_ONLY:+--only "$EVAL_ONLY"} --stats-json "$OUT/$s-stats.json" >> "$LOGS/$s.log" 2>&1 &
       EVAL=$!
       while kill -0 "$EVAL" 2>/dev/null; do
         for _ in $(seq "${PACK_S:-30}"); do kill -0 "$EVAL" 2>/dev/null || break; sleep 1; done
+        echo "+$(( $(date +%s) - T0 ))s $(cat /proc/loadavg)" >> "$LOGS/$s-load.log"
         pack
       done
       wait "$EVAL"
-      tail -12 "$LOGS/$s.log" ;;
+      unset KVERDICT_GPU_TRACE
+      tail -12 "$LOGS/$s.log"
+      timeout 10 python3 benchmarks/lock_trace.py "$LOGS/$s-locktrace" --json "$OUT/$s-locktrace.json" --top 25 \
+        | tee "$LOGS/$s-locktrace.txt" ;;
     *) echo "unknown step: $s" >&2 ;;
   esac
 done

@@ -6,7 +6,10 @@ shares the device. The runner names a lock file in ``KVERDICT_GPU_LOCK``; a work
 *shared* while it uses the device and *exclusively* while it times. A worker first waits until all
 its own queued device work is done before it lets go of the shared lock, so nothing of it runs
 inside another worker's timing. A gate file gives a waiting timing priority: while one waits, no
-worker newly takes the device.
+worker newly takes the device. Timings that queue behind it go first too: each timing holds a third file,
+``<lock>.timings``, shared from the moment it wants the device until it is done, and a worker takes the device
+shared again only once no timing holds that file. So every worker that yielded waits for all queued timings,
+and those run back to back rather than each waiting anew for the steps of workers that slipped back in.
 
 A worker holds the shared lock for its whole job, so a timing would otherwise wait for every other job in
 flight to end or reach its own timing. Between the steps of its harness (a correctness trial, a check) a
@@ -17,6 +20,11 @@ A worker records how long it has waited for the lock in ``<lock>.wait-<pid>``; t
 that worker's deadline by the most it has read there (at most doubling it), so waiting for the GPU is never a
 timeout, even after the worker lets go of the lock and removes the file.
 Without the environment variable (one evaluation at a time, or the CPU) every function is a no-op.
+
+Where ``KVERDICT_GPU_TRACE`` names a folder, each worker also appends every step of its use of the lock (taking
+it shared, waiting for and holding it alone, yielding, letting go) with the time and the harness line it came
+from to ``trace-<pid>.txt`` there; ``benchmarks/lock_trace.py`` reads them back to tell which steps keep
+timings waiting. A trace is a diagnostic of the run: candidate code can write into it, and no verdict reads it.
 """
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ from pathlib import Path
 
 ENV = "KVERDICT_GPU_LOCK"
 """Environment variable naming the lock file; set by the runner for concurrent CUDA runs."""
+TRACE_ENV = "KVERDICT_GPU_TRACE"
+"""Environment variable naming a folder for the workers' lock traces (off by default; see the module's text)."""
 
 _flock = fcntl.flock  # bound at import, before any candidate code runs
-_state: dict[str, object] = {"main": None, "gate": None, "depth": 0, "waited": 0.0}
+_state: dict[str, object] = {"main": None, "gate": None, "timings": None, "depth": 0, "waited": 0.0}
 
 
 def _path() -> str | None:
@@ -54,6 +64,40 @@ def waited_s(lock: str | os.PathLike[str] | None, pid: int) -> float:
     except (OSError, ValueError):
         return 0.0
     return max(0.0, total + (time.monotonic() - since if since >= 0 else 0.0))
+
+
+def _site() -> str:
+    """``file:line:function`` of the harness code that called into this module (past ``contextlib``)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in (__file__, contextlib.__file__):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return "?"
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}:{frame.f_code.co_name}"
+
+
+def _born() -> float:
+    """When this process started, on the monotonic clock (Linux: the start time ``/proc`` gives, from boot)."""
+    try:
+        stat = Path("/proc/self/stat").read_text(encoding="ascii")
+        return int(stat.rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+
+
+def trace(event: str, where: str | None = None) -> None:
+    """Append ``event`` to this worker's lock trace, where one is asked for (``TRACE_ENV``); else nothing."""
+    folder = os.environ.get(TRACE_ENV)
+    if not folder or _path() is None:
+        return
+    at = _born() if event == "born" else time.monotonic()
+    line = f"{at:.6f} {event} {(where or _site()).replace(' ', '_')}\n"
+    with contextlib.suppress(OSError):
+        fd = os.open(os.path.join(folder, f"trace-{os.getpid()}.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
 
 
 def _note_wait(since: float) -> None:
@@ -91,6 +135,10 @@ def _sync_device() -> None:
 
 
 def _enter_shared(main: int, gate: int) -> None:
+    timings = _state["timings"]
+    if isinstance(timings, int):  # no timing queued or in progress: taken and let go at once
+        _take(timings, fcntl.LOCK_EX)
+        _flock(timings, fcntl.LOCK_UN)
     _take(gate, fcntl.LOCK_EX)
     try:
         _take(main, fcntl.LOCK_SH)
@@ -98,32 +146,52 @@ def _enter_shared(main: int, gate: int) -> None:
         _flock(gate, fcntl.LOCK_UN)
 
 
+def _timing_queued() -> bool:
+    """Whether another worker's timing waits for the device or is in progress (it holds ``<lock>.timings``)."""
+    timings = _state["timings"]
+    if not isinstance(timings, int):
+        return False
+    try:
+        _flock(timings, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    _flock(timings, fcntl.LOCK_UN)
+    return False
+
+
 @contextlib.contextmanager
-def shared() -> Iterator[None]:
-    """Hold the device shared for the duration (a worker's whole job); a no-op without the lock."""
+def shared(label: str = "job") -> Iterator[None]:
+    """Hold the device shared for the duration (a worker's whole job, named ``label`` in a trace); a no-op
+    without the lock."""
     path = _path()
     if path is None or _state["main"] is not None:
         yield
         return
     main = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     gate = os.open(f"{path}.gate", os.O_RDWR | os.O_CREAT, 0o644)
-    _state.update(main=main, gate=gate)
+    timings = os.open(f"{path}.timings", os.O_RDWR | os.O_CREAT, 0o644)
+    _state.update(main=main, gate=gate, timings=timings)
+    trace("born", label)  # the process's start: what came before its job (imports, confinement) shows in a trace
+    trace("begin", label)
     try:
         _enter_shared(main, gate)
+        trace("in")
         yield
     finally:
         _sync_device()
         _flock(main, fcntl.LOCK_UN)
+        trace("end")
         os.close(main)
         os.close(gate)
-        _state.update(main=None, gate=None)
+        os.close(timings)
+        _state.update(main=None, gate=None, timings=None)
         with contextlib.suppress(OSError):
             wait_file(path, os.getpid()).unlink()
 
 
-def shared_on(device: str) -> contextlib.AbstractContextManager[None]:
+def shared_on(device: str, label: str = "job") -> contextlib.AbstractContextManager[None]:
     """:func:`shared` for a job on ``device``; nothing to hold off the GPU."""
-    return shared() if device == "cuda" else contextlib.nullcontext()
+    return shared(label) if device == "cuda" else contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -136,9 +204,14 @@ def exclusive() -> Iterator[None]:
     assert isinstance(main, int) and isinstance(gate, int)
     _sync_device()  # none of this worker's earlier work may run inside another's timing
     _flock(main, fcntl.LOCK_UN)
+    trace("want")
+    timings = _state["timings"]
+    assert isinstance(timings, int)
+    _take(timings, fcntl.LOCK_SH)  # queued: from now no worker takes the device shared again until it is done
     _take(gate, fcntl.LOCK_EX)
     try:
         _take(main, fcntl.LOCK_EX)
+        trace("alone")
         _state["depth"] = 1
         try:
             yield
@@ -146,8 +219,10 @@ def exclusive() -> Iterator[None]:
             _sync_device()
             _state["depth"] = 0
             _flock(main, fcntl.LOCK_SH)  # back to shared while still holding the gate: no one slips in
+            trace("in")
     finally:
         _flock(gate, fcntl.LOCK_UN)
+        _flock(timings, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
@@ -161,25 +236,24 @@ def released() -> Iterator[None]:
     assert isinstance(main, int) and isinstance(gate, int)
     _sync_device()
     _flock(main, fcntl.LOCK_UN)
+    trace("out")
     try:
         yield
     finally:
         _enter_shared(main, gate)
+        trace("in")
 
 
 
 def yield_to_timing() -> None:
-    """Between two steps of a job: if another worker's timing waits for the device (it holds the gate), let it
-    go first (this worker's queued device work is finished before it lets go); else nothing. A no-op outside
+    """Between two steps of a job: if another worker's timing waits for the device or runs (it holds
+    ``<lock>.timings``), let it and every timing queued with it go first (this worker's queued device work is finished before it lets go); else nothing. A no-op outside
     :func:`shared`, inside :func:`exclusive`, or without the lock."""
     main, gate = _state["main"], _state["gate"]
     if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
         return
-    assert isinstance(gate, int)
-    try:
-        _flock(gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:  # a timing waits (or a worker is taking the device shared, a moment's work)
+    if _timing_queued():  # a timing waits or runs: it and every timing queued behind it go first
         with released():
             pass
         return
-    _flock(gate, fcntl.LOCK_UN)
+    trace("pass")

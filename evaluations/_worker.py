@@ -171,6 +171,8 @@ def writable_folders(job: Job, private: Path) -> list[Path]:
     lock = os.environ.get(_gpulock.ENV)
     if lock:
         folders.append(Path(lock).parent)
+        if os.environ.get(_gpulock.TRACE_ENV):  # a lock trace asked for by whoever runs the evaluation
+            folders.append(Path(os.environ[_gpulock.TRACE_ENV]))
     folders += [Path(p) for p in os.environ.get(EXTRA_WRITABLE_ENV, "").split(os.pathsep) if p]
     return folders
 
@@ -240,6 +242,14 @@ def warm_candidate(job: Job) -> BuildResult:
     return BuildResult(error=None)
 
 
+def lock_label(stage: str, job: Job) -> str:
+    """How a job names itself in a lock trace (``_gpulock.TRACE_ENV``): stage, protocol, problem, candidate or
+    baseline kind, and its seat where it takes turns."""
+    what = job.candidate.sha256[:16] if job.candidate is not None else (job.baseline_kind or "?")
+    seat = f":party{job.options['party']}" if "party" in job.options else ""
+    return f"{stage}:{job.protocol}:{job.problem.key}:{what}{seat}"
+
+
 def _protocol(job: Job) -> Any:
     from .protocols import get_protocol
 
@@ -251,7 +261,8 @@ def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
     use_caches(job)
     confine_writes(job)
     protocol = _protocol(job)
-    with _gpulock.shared_on(job.device):  # concurrent workers: see _gpulock
+    stage = "candidate" if job.candidate is not None else "baseline"
+    with _gpulock.shared_on(job.device, lock_label(stage, job)):  # concurrent workers: see _gpulock
         if job.candidate is None:
             return protocol.run_baseline(job)
         try:
@@ -269,7 +280,7 @@ def judge_job(request: Any) -> Any:
 
     protocol = _protocol(request.job)
     try:
-        with _gpulock.shared_on(request.job.device):
+        with _gpulock.shared_on(request.job.device, lock_label("judge", request.job)):
             return protocol.judge(request)
     except Exception as exc:  # noqa: BLE001 - the judge's own failure: the record says it was not judged
         return Judgement(error=describe(exc))
@@ -281,5 +292,5 @@ def memory_job(job: Job) -> int | None:
     confine_writes(job)
     protocol = _protocol(job)
     measure = getattr(protocol, "measure_memory", None)
-    with _gpulock.shared_on(job.device):  # concurrent workers: see _gpulock
+    with _gpulock.shared_on(job.device, lock_label("memory", job)):  # concurrent workers: see _gpulock
         return measure(job) if measure is not None else None

@@ -301,6 +301,7 @@ def _labels(scanned: list[str], flags: tuple[tuple[str, bool], ...], shapes: Any
 
 def _evaluate(job: Job) -> CandidateOutcome:
     device = configure(job.device)
+    _gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
     settings = Settings.of(job.options)
     problem = load_problem(job)
     assert job.candidate is not None
@@ -308,8 +309,10 @@ def _evaluate(job: Job) -> CandidateOutcome:
     seed_all(settings.init_seed)
     init = to_device(problem.get_init_inputs(), device)
     reference = problem.model(*init).to(device)
+    _gpulock.yield_to_timing()
     refs = References(reference)
     refs.run(draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))  # warm torch up
+    _gpulock.yield_to_timing()
     _provenance.watch_thread_starts()
     functions, state, threads = ig.snapshot_functions(), ig.snapshot_state(), ig.python_threads()
     flags = ig.snapshot_flags()
@@ -317,6 +320,7 @@ def _evaluate(job: Job) -> CandidateOutcome:
     _gpulock.yield_to_timing()
     seed_all(settings.init_seed)
     candidate = model_new(*init).to(device)
+    _gpulock.yield_to_timing()
     tol = tolerance_for(job.problem.meta.dtype, Tolerance(1e-3, 1e-3))
     ctx = Context(job, device, tol, problem, refs, candidate, exhibits=Exhibits(job.options.get("evidence")))
     ctx.log.check("function-patching", ig.replaced_functions(functions))

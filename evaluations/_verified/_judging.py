@@ -9,6 +9,7 @@ import torch
 
 from schemas import CorrectnessCheck
 
+from .. import _gpulock
 from .._evidence import judge_outer, rule_trials
 from .._judge import Judgement, JudgeRequest
 from .._worker import load_problem
@@ -30,6 +31,7 @@ def judge(request: JudgeRequest) -> Judgement:
     """Rule on a verified evaluation's reported trials and its outside batch."""
     job = request.job
     device = configure(job.device)
+    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
     settings = Settings.of(job.options)
     problem = load_problem(job)
     seed_all(settings.init_seed)

@@ -165,13 +165,16 @@ def _time(job: Job, model: Any, problem_get_inputs: Any, device: torch.device) -
 def run_candidate(job: Job) -> CandidateOutcome:
     """Correctness trials, then timing of the candidate (inside a worker process)."""
     device = _configure(job.device)
+    _gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
     problem = load_problem(job)
     model_new = load_candidate(job)
+    _gpulock.yield_to_timing()
     settings = Settings.of(job)
     with torch.no_grad():
         set_seed(SEED)
         init_inputs = _to(problem.get_init_inputs(), device)
         reference = _build(problem.model, init_inputs, device)
+        _gpulock.yield_to_timing()
         candidate = _build(model_new, init_inputs, device)
         checks = []
         exhibits = Exhibits(job.options.get("evidence"))
@@ -200,6 +203,7 @@ def judge(request: JudgeRequest) -> Judgement:
     reported trial's outputs against the reference on inputs it draws itself, and the outside batch."""
     job = request.job
     device = _configure(job.device)
+    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
     problem = load_problem(job)
     settings = Settings.of(job)
     out = Judgement()
@@ -262,9 +266,12 @@ def measure_memory(job: Job) -> int | None:
     if job.device != "cuda":
         return None
     device = _configure(job.device)
+    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
     problem = load_problem(job)
     cls = load_candidate(job) if job.candidate is not None else problem.model
+    _gpulock.yield_to_timing()
     with torch.no_grad():
         set_seed(SEED)
         model = _build(cls, _to(problem.get_init_inputs(), device), device)
+        _gpulock.yield_to_timing()
         return _peak_of_first_call(model, problem.get_inputs, device)

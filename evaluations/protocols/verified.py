@@ -86,8 +86,10 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
     process of its own (the model, one input draw, a warm-up call, then one measured call), so one process
     serves both figures; the timing's input sets are drawn after it."""
     device = configure(job.device)
+    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
     with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
         model, settings, problem = _baseline_model(job, device)
+        _gpulock.yield_to_timing()
         inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
         peak = _peak_of_one_call(model, inputs) if device.type == "cuda" else None
         del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
@@ -119,14 +121,18 @@ def measure_memory(job: Job) -> int | None:
     if job.device != "cuda":
         return None
     device = configure(job.device)
+    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
     tf32 = True if job.candidate is not None else _tf32_allowed(job.baseline_kind)
     with float32_mode(tf32=tf32), torch.no_grad():
         if job.candidate is not None:
             settings = Settings.of(job.options)
             problem = load_problem(job)
             seed_all(settings.init_seed)
-            model = load_candidate(job)(*to_device(problem.get_init_inputs(), device)).to(device)
+            cls = load_candidate(job)
+            _gpulock.yield_to_timing()
+            model = cls(*to_device(problem.get_init_inputs(), device)).to(device)
         else:
             model, settings, problem = _baseline_model(job, device)
+        _gpulock.yield_to_timing()
         inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
         return _peak_of_one_call(model, inputs)

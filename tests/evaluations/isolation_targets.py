@@ -76,16 +76,21 @@ def wait_then_work(seconds: float) -> float:
     return waited
 
 
-def time_exclusive(args: tuple[str, str, str | None]) -> tuple[float, float, float]:
-    """Hold the lock shared, touch ``dir/name.trying``, then take it alone for 0.3 s:
-    (start, end of the exclusive hold, seconds this worker waited for the lock)."""
+def time_exclusive(args: tuple[str, str, str | None] | tuple[str, str, str | None, float]) -> tuple[float, float, float]:
+    """Hold the lock shared, touch ``dir/name.trying`` (and wait until the mark ``dir/<third argument>`` exists, where
+    one is named, then the fourth argument's seconds), then take it alone for 0.3 s, touching ``dir/name.alone`` once
+    alone: (start, end of the exclusive hold, seconds this worker waited for the lock)."""
     from evaluations import _gpulock
 
-    folder, name, _ = args
+    folder, name, after, delay_s = (*args, 0.0)[:4]
     with _gpulock.shared():
         open(os.path.join(folder, f"{name}.trying"), "w").close()
+        while after is not None and not os.path.exists(os.path.join(folder, after)):
+            time.sleep(0.002)
+        time.sleep(delay_s)
         with _gpulock.exclusive():
             start = time.monotonic()
+            open(os.path.join(folder, f"{name}.alone"), "w").close()
             time.sleep(0.3)
             end = time.monotonic()
         return start, end, _gpulock.waited_s(os.environ[_gpulock.ENV], os.getpid())
@@ -145,19 +150,20 @@ def send_junk(_: object) -> None:
             os._exit(0)
 
 
-def hold_shared_in_steps(args: tuple[str, str, float]) -> list[tuple[float, float]]:
-    """Take the GPU lock shared for a job of ``seconds`` in steps of 50 ms, calling ``yield_to_timing`` between
-    steps (touching ``dir/name.held`` once it holds the lock): the (start, end) of every step."""
+def hold_shared_in_steps(args: tuple[str, str, float] | tuple[str, str, float, float]) -> list[tuple[float, float]]:
+    """Take the GPU lock shared for a job of ``seconds`` in steps of 50 ms (or the fourth argument's seconds),
+    calling ``yield_to_timing`` between steps (touching ``dir/name.held`` once it holds the lock): the (start,
+    end) of every step."""
     from evaluations import _gpulock
 
-    folder, name, seconds = args
+    folder, name, seconds, step_s = (*args, 0.05)[:4]
     steps: list[tuple[float, float]] = []
     with _gpulock.shared():
         open(os.path.join(folder, f"{name}.held"), "w").close()
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             start = time.monotonic()
-            time.sleep(0.05)
+            time.sleep(step_s)
             steps.append((start, time.monotonic()))
             _gpulock.yield_to_timing()
     return steps

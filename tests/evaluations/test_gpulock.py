@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -129,3 +130,57 @@ def test_a_timing_waits_for_a_step_of_a_yielding_job_not_for_the_whole_job(tmp_p
     assert waited < 1.5  # far less than the 3 s job: it waited for one step (and a worker's start)
     assert end < steps[-1][1]  # the timing ended while the job was still running
     assert not any(s < end and start < e for s, e in steps)  # no step of the job ran inside the timing
+
+
+def test_timings_queued_together_run_back_to_back_before_a_yielded_job_goes_on(tmp_path, lock):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with ThreadPoolExecutor(3) as pool:
+        job = pool.submit(_run, tmp_path, "hold_shared_in_steps", (str(marks), "job", 4.0, 0.6), "job")
+        _touched(marks / "job.held")
+        # a and b both hold the device shared (as workers in the middle of their jobs do); a asks for it alone
+        # first, the job yields to a within one step, and b asks only after that (while a still waits for b's
+        # shared hold): the job, though it waited first, must not slip in between the two timings
+        timings = [pool.submit(_run, tmp_path, "time_exclusive", (str(marks), name, after, delay_s), name)
+                   for name, after, delay_s in (("a", "b.trying", 0.0), ("b", "a.trying", 0.9))]
+        (first_start, first_end, _), (second_start, second_end, _) = sorted(t.result() for t in timings)
+        steps = job.result()
+    assert first_end <= second_start
+    assert not any(s < second_end and first_start < e for s, e in steps), \
+        "a step of the yielded job ran between (or inside) two timings that were queued together"
+    assert steps[-1][1] > second_end  # the job went on once both were done
+
+
+def _lock_trace_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "lock_trace.py"
+    spec = importlib.util.spec_from_file_location("lock_trace", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("lock_trace", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_lock_trace_names_the_step_that_kept_a_timing_waiting(tmp_path, lock, monkeypatch):
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    monkeypatch.setenv(_gpulock.TRACE_ENV, str(traces))
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with ThreadPoolExecutor(2) as pool:
+        holder = pool.submit(_run, tmp_path, "hold_shared", (str(marks), "first", "release"), "first")
+        _touched(marks / "first.held")
+        timing = pool.submit(_run, tmp_path, "time_exclusive", (str(marks), "timing", None), "timing")
+        _touched(marks / "timing.trying")
+        time.sleep(0.8)  # the timing waits for the holder's step
+        (marks / "release").touch()
+        holder.result()
+        timing.result()
+    assert len(list(traces.glob("trace-*.txt"))) == 2
+    figures = _lock_trace_script().summarise(traces, top=5)
+    blamed = figures["held_up_by"][0]
+    assert blamed["step"].startswith("isolation_targets.py:") and "hold_shared" in blamed["step"], blamed
+    assert blamed["times"] == 1 and blamed["seconds"] >= 0.7, blamed
+    assert 0.0 < figures["timing_alone_share"] < 1.0
+    assert figures["per_kind"]["job"]["alone"] >= 0.29, figures["per_kind"]
