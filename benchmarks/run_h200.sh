@@ -6,7 +6,7 @@
 # Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most; ZOO_OUT: into
 # a folder of its own, afresh, packed into $OUT/zoo-records.tgz, to check the verdicts against the committed ones),
 # attacks (not in the default: the zoo's attacks on the harness, into a records folder of their own, $OUT/attacks.tgz),
-# selfspeed, audit, gputests (one process per test file), cudal1; selfsample (the verified self-speedup of a
+# selfspeed, audit, extdiag (not in the default: benchmarks/ext_reload.py on EXT_KEYS), gputests (one process per test file), cudal1; selfsample (the verified self-speedup of a
 # fixed 50-problem sample of KernelBench v0, every 5th problem, measured afresh into $OUT/self_speedup_sample.jsonl
 # within SAMPLE_S seconds: the check that a change left the timing faithful); triton (the Triton dump, .data/dump.jsonl) and drift
 # (not in the default) times DRIFT_KEYS' reference and copy in the order A B B A (timing_drift.py;
@@ -109,6 +109,11 @@ for s in "${STEPS[@]}"; do
       step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"
       OUT="$OUT" timeout "$(left)" python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys "${DRIFT_KEYS:?set DRIFT_KEYS}" \
         ${DRIFT_ARGS:-} > "$LOGS/timing_drift.log" 2>&1; cat "$LOGS/timing_drift.log" ;;
+    extdiag)
+      # issue 17: what a built extension costs a fresh process (benchmarks/ext_reload.py), EXT_KEYS' CUDA-L1 rows
+      step "$s (built extensions reloaded in fresh processes: ${EXT_KEYS:-L1/27,L1/50})"
+      OUT="$OUT" timeout -k 5 "$(left)" python3 benchmarks/ext_reload.py --bundle .data/h100.jsonl \
+        --keys "${EXT_KEYS:-L1/27,L1/50}" > "$LOGS/ext_reload.log" 2>&1; tail -12 "$LOGS/ext_reload.log" ;;
     gputests)
       step "GPU tests"
       # first, whether this machine's kernel confines candidate workers (Landlock) and the CPU tests of it pass here
@@ -138,6 +143,9 @@ for s in "${STEPS[@]}"; do
       done
       wait "$EVAL"
       unset KVERDICT_GPU_TRACE
+      # the workers' logs and the extensions' ninja files (no sources or binaries), to tell a rebuild from a load
+      tar czf "$OUT/$s-buildlogs.tgz" --exclude='*.so' --exclude='*.o' --exclude='*.cu' --exclude='*.cpp' \
+        .kv-cache/build/logs .kv-cache/build/extensions 2>/dev/null
       tail -12 "$LOGS/$s.log"
       timeout 10 python3 benchmarks/lock_trace.py "$LOGS/$s-locktrace" --json "$OUT/$s-locktrace.json" --top 25 \
         | tee "$LOGS/$s-locktrace.txt" ;;

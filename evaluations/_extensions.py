@@ -14,11 +14,14 @@ import inspect
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from schemas import KernelLanguage
+
+from . import _gpulock
 
 _IGNORED_ARGS = ("build_directory", "verbose", "name")
 """Arguments that do not change the binary (the name is replaced by the hashed one)."""
@@ -42,6 +45,11 @@ def _file_contents(sources: Any) -> list[str]:
     return [Path(p).read_text(encoding="utf-8", errors="replace") for p in paths]
 
 
+def _binaries(folder: Path) -> dict[str, int]:
+    """The built libraries in an extension's folder and their modification times."""
+    return {p.name: p.stat().st_mtime_ns for p in folder.glob("*.so")}
+
+
 def hashed_loader(original: Callable[..., Any], build_dir: Path, hash_files: bool) -> Callable[..., Any]:
     """Wrap ``load_inline`` (or ``load``, ``hash_files=True``) to build under a hashed name in ``build_dir``."""
     signature = inspect.signature(original)
@@ -58,7 +66,15 @@ def hashed_loader(original: Callable[..., Any], build_dir: Path, hash_files: boo
         folder.mkdir(parents=True, exist_ok=True)
         arguments["name"] = unique
         arguments["build_directory"] = str(folder)
-        return original(**arguments)
+        before = _binaries(folder)
+        _gpulock.trace("pass", f"extension {unique} wanted")
+        start = time.perf_counter()
+        loaded = original(**arguments)
+        took = time.perf_counter() - start
+        how = "loaded from the build cache" if before and _binaries(folder) == before else "built"
+        _gpulock.trace("pass", f"extension {unique} {how.split()[0]} in {took:.1f} s")
+        print(f"kverdict worker: extension {unique} {how} in {took:.1f} s", file=sys.stderr, flush=True)
+        return loaded
 
     wrapper.__wrapped__ = original  # type: ignore[attr-defined]
     wrapper.__doc__ = original.__doc__

@@ -244,11 +244,11 @@ def released() -> Iterator[None]:
         trace("in")
 
 
-
 def yield_to_timing() -> None:
     """Between two steps of a job: if another worker's timing waits for the device or runs (it holds
-    ``<lock>.timings``), let it and every timing queued with it go first (this worker's queued device work is finished before it lets go); else nothing. A no-op outside
-    :func:`shared`, inside :func:`exclusive`, or without the lock."""
+    ``<lock>.timings``), let it and every timing queued with it go first (this worker's queued device work is
+    finished before it lets go); else nothing. A no-op outside :func:`shared`, inside :func:`exclusive`, or
+    without the lock."""
     main, gate = _state["main"], _state["gate"]
     if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
         return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from evaluations._extensions import hashed_loader, kernel_language, needs_build
 
 
@@ -20,6 +22,20 @@ def test_same_name_different_source_builds_apart(tmp_path):
     assert add["build_directory"] != sub["build_directory"]
     assert again == add  # the same source reuses the same cache entry
     assert add["build_directory"].startswith(str(tmp_path))
+
+
+def test_each_load_says_whether_it_built_or_reused_the_cached_binary(tmp_path, capsys):
+    def fake_build(name, cpp_sources, build_directory=None, verbose=False):
+        so = Path(build_directory) / f"{name}.so"
+        if not so.exists():  # ninja builds only what is missing or out of date
+            so.write_bytes(b"\0")
+        return name
+
+    load = hashed_loader(fake_build, tmp_path, hash_files=False)
+    load("k", "int a;")
+    load("k", "int a;")
+    said = [line for line in capsys.readouterr().err.splitlines() if "extension k_" in line]
+    assert len(said) == 2 and " built in " in said[0] and " loaded from the build cache in " in said[1]
 
 
 def test_load_hashes_file_contents(tmp_path):

@@ -48,14 +48,20 @@ def _touched(path: Path, limit_s: float = 60.0) -> None:
         time.sleep(0.02)
 
 
+def _holder_then_timing(pool, tmp_path, marks):
+    """A worker holding the device shared until ``marks/release`` appears, and a timing that tries to take it."""
+    holder = pool.submit(_run, tmp_path, "hold_shared", (str(marks), "first", "release"), "first")
+    _touched(marks / "first.held")
+    timing = pool.submit(_run, tmp_path, "time_exclusive", (str(marks), "timing", None), "timing")
+    _touched(marks / "timing.trying")
+    return holder, timing
+
+
 def test_a_timing_waits_for_every_shared_holder_and_new_holders_wait_for_it(tmp_path, lock):
     marks = tmp_path / "marks"
     marks.mkdir()
     with ThreadPoolExecutor(3) as pool:
-        first = pool.submit(_run, tmp_path, "hold_shared", (str(marks), "first", "release"), "first")
-        _touched(marks / "first.held")
-        timing = pool.submit(_run, tmp_path, "time_exclusive", (str(marks), "timing", None), "timing")
-        _touched(marks / "timing.trying")
+        first, timing = _holder_then_timing(pool, tmp_path, marks)
         time.sleep(0.3)  # the timing is now queued behind the first worker
         late = pool.submit(_run, tmp_path, "hold_shared", (str(marks), "late", None), "late")
         _touched(marks / "late.trying")
@@ -169,10 +175,7 @@ def test_a_lock_trace_names_the_step_that_kept_a_timing_waiting(tmp_path, lock, 
     marks = tmp_path / "marks"
     marks.mkdir()
     with ThreadPoolExecutor(2) as pool:
-        holder = pool.submit(_run, tmp_path, "hold_shared", (str(marks), "first", "release"), "first")
-        _touched(marks / "first.held")
-        timing = pool.submit(_run, tmp_path, "time_exclusive", (str(marks), "timing", None), "timing")
-        _touched(marks / "timing.trying")
+        holder, timing = _holder_then_timing(pool, tmp_path, marks)
         time.sleep(0.8)  # the timing waits for the holder's step
         (marks / "release").touch()
         holder.result()
