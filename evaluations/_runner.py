@@ -338,6 +338,20 @@ class Runner:
                 jobs[c.sha256] = self._job(name, self.problems[c.problem_key], c)
         return list(jobs.values())
 
+    def compile_warmups(self, todo: list[tuple[str, Candidate]]) -> list[Job]:
+        """The prepare stage's compile warm-ups: one per problem of ``todo`` whose ``compile`` baseline (PyTorch's
+        default flags) is still to be measured under a protocol that has one (see ``_worker.warm_baseline``)."""
+        jobs: dict[str, Job] = {}
+        for protocol, c in todo:
+            problem = self.problems[c.problem_key]
+            if c.problem_key in jobs or "compile" not in self.protocols[protocol].BASELINE_KINDS:
+                continue
+            path = baseline_path(self.config.out_dir, self.env, self.infos[protocol], problem, "compile")
+            if (protocol, problem.key, "compile") not in self._baselines and \
+                    self._reuse_baseline(path, problem, self.infos[protocol]) is None:
+                jobs[c.problem_key] = self._job(protocol, problem, kind="compile")
+        return list(jobs.values())
+
     def prepare(self, jobs: list[Job], advance: Any) -> None:
         """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process (see
         ``_worker.warm_candidate``), before anything is timed: candidate code (an import, a constructor) may use
@@ -345,7 +359,12 @@ class Runner:
 
         def one(job: Job) -> None:
             c = job.candidate
-            assert c is not None
+            if c is None:  # a baseline's compile warm-up: its failure is the baseline's to meet, when it is timed
+                self._isolated("evaluations._worker:warm_baseline", job,
+                               f"warm-{job.protocol}-{job.problem.sha256[:12]}-{job.baseline_kind}",
+                               self.config.build_timeout_s, "build", spare=False)
+                advance()
+                return
             marker = self._prepared_marker(c)
             if marker.exists():  # prepared in an earlier run with this build folder: its caches are there
                 advance()
@@ -731,8 +750,11 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
     with progress_bar(config.progress) as progress:
         try:
             chunks = runner.chunks(todo)
-            prepared = [runner.preparations([(p, c) for p, c, _ in chunk]) for chunk in chunks]
-            builds = (progress.add_task("building and warming up candidates", total=sum(map(len, prepared)))
+            prepared = [runner.preparations([(p, c) for p, c, _ in chunk])
+                        + (runner.compile_warmups([(p, c) for p, c, _ in chunk]) if config.device == "cuda" else [])
+                        for chunk in chunks]
+            builds = (progress.add_task("building and warming up candidates and compile baselines",
+                                        total=sum(map(len, prepared)))
                       if any(prepared) else None)
             task = progress.add_task("evaluating", total=len(todo))
             schedules = [runner.schedule(chunk) for chunk in chunks] if config.concurrent > 1 else []

@@ -242,6 +242,22 @@ def warm_candidate(job: Job) -> BuildResult:
     return BuildResult(error=None)
 
 
+def warm_baseline(job: Job) -> BuildResult:
+    """Prepare stage, for a baseline that compiles (the verified protocol's ``torch.compile`` of the reference):
+    compile it and call it once (the protocol's ``warm_baseline``), so the baselines' shared Inductor and Triton
+    caches (:func:`use_caches`) hold its kernels before its timed worker starts, and that worker's first call,
+    which holds the device shared beside other workers' timings, is short. Nothing is measured here and no
+    candidate code runs; a failure is left for the baseline's own worker to meet and report."""
+    use_caches(job)
+    warm = getattr(_protocol(job), "warm_baseline", None)
+    try:
+        if warm is not None:
+            warm(job)
+    except Exception as exc:  # noqa: BLE001 - the baseline's worker meets it again and reports it
+        print(f"compile warm-up failed (left to the baseline): {describe(exc)}", file=sys.stderr)
+    return BuildResult(error=None)
+
+
 def lock_label(stage: str, job: Job) -> str:
     """How a job names itself in a lock trace (``_gpulock.TRACE_ENV``): stage, protocol, problem, candidate or
     baseline kind, and its seat where it takes turns."""

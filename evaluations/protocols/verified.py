@@ -73,6 +73,20 @@ def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Se
     return model, settings, problem
 
 
+def warm_baseline(job: Job) -> None:
+    """The ``compile`` baseline's compilation ahead of its timed worker (``_worker.warm_baseline``, in the
+    runner's prepare stage): the reference compiled as :func:`time_baseline` compiles it, with the same float32
+    mode, called once on a draw of the inputs' shapes. Other kinds compile nothing."""
+    if job.baseline_kind != "compile":
+        return
+    device = configure(job.device)
+    with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
+        model, settings, problem = _baseline_model(job, device)
+        model(*draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+
 def _tf32_allowed(kind: str | None) -> bool:
     if kind not in BASELINE_KINDS:
         raise ValueError(f"the verified protocol has no {kind!r} baseline")

@@ -485,3 +485,30 @@ def test_timing_options_of_the_wrong_kind_are_refused_not_coerced():
     for bad in ({"graph_short": "False"}, {"min_calls": True}, {"time_cap_s": "2"}, {"flush": 1}):
         with pytest.raises(ValueError, match="timing option"):
             TimingPlan.of(bad)
+
+
+def test_the_prepare_stage_compiles_each_compile_baseline_still_to_measure_into_the_baselines_cache(tmp_path,
+                                                                                                   fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, Runner
+
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py"))
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("verified", "standard"), device="cpu",
+                       build_dir=tmp_path / "build", progress=False)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    todo = [(p, c) for p in ("standard", "verified") for c in runner.candidates]
+    jobs = runner.compile_warmups(todo)
+    # one per problem, whatever its number of candidates; none for the standard protocol, which has no such baseline
+    assert sorted(j.problem.key for j in jobs) == sorted({c.problem_key for c in runner.candidates})
+    assert {(j.protocol, j.baseline_kind, j.candidate) for j in jobs} == {("verified", "compile", None)}
+    advanced: list[int] = []
+    runner.prepare(jobs, lambda: advanced.append(1))
+    assert len(advanced) == len(jobs)
+    cache = tmp_path / "build" / "caches" / "baselines" / "inductor"
+    assert cache.is_dir() and any(p.is_file() for p in cache.rglob("*")), "nothing was compiled into the cache"
+    assert not (tmp_path / "out").exists()  # a warm-up measures and records nothing
+    measured = jobs[0].problem
+    runner.baseline("verified", measured, "compile")  # once measured, its problem needs no warm-up
+    assert measured.key not in {j.problem.key for j in runner.compile_warmups(todo)}
