@@ -31,7 +31,9 @@ import json, sys, time
 t0 = time.perf_counter()
 import torch
 import torch.utils.cpp_extension as ce
+import functools
 original = ce.load_inline
+@functools.wraps(original)  # the build cache's wrapper binds the arguments by load_inline's own signature
 def verbose(*args, **kwargs):
     kwargs["verbose"] = True
     return original(*args, **kwargs)

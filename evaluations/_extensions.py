@@ -9,6 +9,7 @@ other's binary, and the runner's parallel prepare stage leaves a warm cache for 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import os
@@ -26,6 +27,11 @@ from . import _gpulock
 _IGNORED_ARGS = ("build_directory", "verbose", "name")
 """Arguments that do not change the binary (the name is replaced by the hashed one)."""
 _installed: list[str] = []
+BUILD_FAILED = "Error building extension"
+"""How torch's message begins where the compiler or the linker failed: the same sources fail again."""
+FAILED_MARK = "kverdict-build-failed.txt"
+"""In an extension's folder: the message of its failed build, raised again at once by later processes of the
+candidate (they would run the same failing compiler for as long again; removing the build folder removes it)."""
 
 
 def build_key(name: str, arguments: dict[str, Any]) -> str:
@@ -51,7 +57,8 @@ def _binaries(folder: Path) -> dict[str, int]:
 
 
 def hashed_loader(original: Callable[..., Any], build_dir: Path, hash_files: bool) -> Callable[..., Any]:
-    """Wrap ``load_inline`` (or ``load``, ``hash_files=True``) to build under a hashed name in ``build_dir``."""
+    """Wrap ``load_inline`` (or ``load``, ``hash_files=True``) to build under a hashed name in ``build_dir``, with
+    the device let go meanwhile (``_gpulock.released``); a build that failed is not tried again (``FAILED_MARK``)."""
     signature = inspect.signature(original)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -66,10 +73,22 @@ def hashed_loader(original: Callable[..., Any], build_dir: Path, hash_files: boo
         folder.mkdir(parents=True, exist_ok=True)
         arguments["name"] = unique
         arguments["build_directory"] = str(folder)
+        failed = folder / FAILED_MARK
+        if failed.is_file():  # the same build failed in an earlier process of this candidate: it would fail again
+            print(f"kverdict worker: extension {unique} failed to build in an earlier process; not built again",
+                  file=sys.stderr, flush=True)
+            raise RuntimeError(failed.read_text(encoding="utf-8", errors="replace"))
         before = _binaries(folder)
         _gpulock.trace("pass", f"extension {unique} wanted")
         start = time.perf_counter()
-        loaded = original(**arguments)
+        try:
+            with _gpulock.released():  # host work (a compiler, or loading a library): timings go on meanwhile
+                loaded = original(**arguments)
+        except RuntimeError as exc:
+            if str(exc).startswith(BUILD_FAILED):
+                with contextlib.suppress(OSError):
+                    failed.write_text(str(exc), encoding="utf-8")
+            raise
         took = time.perf_counter() - start
         how = "loaded from the build cache" if before and _binaries(folder) == before else "built"
         _gpulock.trace("pass", f"extension {unique} {how.split()[0]} in {took:.1f} s")

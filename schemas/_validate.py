@@ -51,6 +51,9 @@ MAX_LIST_ITEMS = 5_000
 """Longest list accepted anywhere in a record."""
 MAX_NUMBER = 1e18
 """Largest magnitude of a number accepted anywhere in a record (sums and ratios of such stay finite)."""
+MAX_ABS_ERROR = 1e300
+"""Largest ``max_abs_error`` accepted: an output of large values (a product reduction overflowing towards float32's
+limit) has a large absolute error however small its relative one, and the site only shows the figure."""
 MAX_INT32 = 2**31 - 1
 """Largest problem id (the site keeps ids as 32-bit integers)."""
 FUTURE_SLACK = timedelta(days=1)
@@ -152,8 +155,12 @@ def _check_limits(data: dict[str, Any], shown: str) -> Iterator[Finding]:
             yield Finding(shown, where, f"string of {len(value)} characters, over the {MAX_STRING_CHARS} limit")
         elif isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
             yield Finding(shown, where, f"list of {len(value)} items, over the {MAX_LIST_ITEMS} limit")
-        elif isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > MAX_NUMBER:
-            yield Finding(shown, where, f"number {value:.6g} is out of range (at most {MAX_NUMBER:g} in magnitude)")
+        elif isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > _limit(where):
+            yield Finding(shown, where, f"number {value:.6g} is out of range (at most {_limit(where):g} in magnitude)")
+
+
+def _limit(where: str) -> float:
+    return MAX_ABS_ERROR if where.endswith(".max_abs_error") else MAX_NUMBER
 
 
 def _check_audit(path: Path, shown: str, rel: PurePosixPath) -> list[Finding]:

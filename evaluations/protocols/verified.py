@@ -69,7 +69,8 @@ def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Se
     seed_all(settings.init_seed)
     model = problem.model(*to_device(problem.get_init_inputs(), device)).to(device)
     if job.baseline_kind == "compile":
-        model = torch.compile(model)
+        with _gpulock.released():  # torch.compile imports dynamo and Inductor (seconds of host work), compiles nothing
+            model = torch.compile(model)
     return model, settings, problem
 
 

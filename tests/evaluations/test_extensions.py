@@ -38,6 +38,32 @@ def test_each_load_says_whether_it_built_or_reused_the_cached_binary(tmp_path, c
     assert len(said) == 2 and " built in " in said[0] and " loaded from the build cache in " in said[1]
 
 
+def test_a_build_that_failed_fails_at_once_in_later_processes_and_other_failures_are_tried_again(tmp_path):
+    import pytest
+
+    calls: list[str] = []
+
+    def failing_build(name, cpp_sources, build_directory=None, verbose=False):
+        calls.append(cpp_sources)
+        if cpp_sources == "broken":
+            raise RuntimeError(f"Error building extension '{name}': error: 'max_dim' was not declared")
+        raise RuntimeError("CUDA error: out of memory")  # not the compiler's verdict on the sources
+
+    load = hashed_loader(failing_build, tmp_path, hash_files=False)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="Error building extension 'k_.*'max_dim' was not declared"):
+            load("k", "broken")
+    assert calls == ["broken"]  # the second process is told at once (the mark is in the candidate's folder)
+    again = hashed_loader(failing_build, tmp_path, hash_files=False)  # as a fresh process would wrap it
+    with pytest.raises(RuntimeError, match="Error building extension"):
+        again("k", "broken")
+    assert calls == ["broken"]
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="out of memory"):
+            load("k", "fine")
+    assert calls == ["broken", "fine", "fine"]
+
+
 def test_load_hashes_file_contents(tmp_path):
     def fake_load(name, sources, extra_cflags=None, build_directory=None, verbose=False):
         return name

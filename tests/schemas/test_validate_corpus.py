@@ -367,6 +367,8 @@ CORPUS = [
     Bad("1e999 in an unbounded field", _raw(lambda t: t.replace('"flops": 1000000.0', '"flops": 1e999'),
                                             roofline=Roofline(flops=1e6, min_bytes=8e6, t_sol_ms=0.002)),
         "roofline.flops", "1e999 is out of range"),
+    Bad("infinite absolute error", _raw(lambda t: t.replace('"max_abs_error": 1e-06', '"max_abs_error": 1e999', 1)),
+        "correctness[0].max_abs_error", "out of range"),
     Bad("huge finite number", _mutated(_set("memory.candidate_peak_bytes", 10**17)), "memory.candidate_peak_bytes",
         "out of range"),
     Bad("lone surrogate", _mutated(_set("model.provider", "\ud800")), "model.provider", "lone surrogate U+D800"),
@@ -488,6 +490,15 @@ def test_failed_statuses_with_their_evidence_pass(tmp_path: Path) -> None:
     crash = as_data(make_record(pid=22, name="22_Tanh"))
     crash.update(status="timeout", error="no result within 300 s", timing=None, correctness=[], speedup=none)
     place(root, make_record(pid=22, name="22_Tanh"), crash)
+    assert validate(root=root) == []
+
+
+def test_a_large_absolute_error_of_large_outputs_passes(tmp_path: Path) -> None:
+    # a product reduction's outputs near float32's limit: an absolute error of 1e32 is a relative one of 1e-3
+    root = tmp_path / "records"
+    data = as_data(make_record())
+    data["correctness"][0]["max_abs_error"] = 2.46e32
+    place(root, make_record(), data)
     assert validate(root=root) == []
 
 
