@@ -354,8 +354,9 @@ class Runner:
 
     def prepare(self, jobs: list[Job], advance: Any) -> None:
         """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process (see
-        ``_worker.warm_candidate``, and ``_worker.warm_baseline`` for a job with no candidate), before anything is timed: candidate code (an import, a constructor) may use
-        the device, and none may run beside a timing. An import that fails is the candidate's ``compile_error``."""
+        ``_worker.warm_candidate``, and ``_worker.warm_baseline`` for a job with no candidate), before anything is
+        timed: candidate code (an import, a constructor) may use the device, and none may run beside a timing. An
+        import that fails is the candidate's ``compile_error``."""
 
         def one(job: Job) -> None:
             c = job.candidate
