@@ -512,3 +512,40 @@ def test_the_prepare_stage_compiles_each_compile_baseline_still_to_measure_into_
     measured = jobs[0].problem
     runner.baseline("verified", measured, "compile")  # once measured, its problem needs no warm-up
     assert measured.key not in {j.problem.key for j in runner.compile_warmups(todo)}
+
+
+_BROKEN_BUILD = '''"""A candidate whose extension does not compile: it falls back to PyTorch, as many public kernels do."""
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_SOURCE = "torch::Tensor combine(torch::Tensor a, torch::Tensor b) { return a + not_declared_anywhere; }"
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        try:
+            self.ext = load_inline(name="fused_kernel", cpp_sources=_SOURCE, functions=["combine"])
+        except RuntimeError:
+            self.ext = None
+
+    def forward(self, a, b):
+        return self.ext.combine(a, b) if self.ext is not None else a + b
+'''
+
+
+def test_an_extension_that_failed_to_build_is_not_built_again_by_the_candidates_next_process(tmp_path, fixtures_dir):
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    (cands / "2_tiny_add__broken_build.py").write_text(_BROKEN_BUILD, encoding="utf-8")
+    args = _args(fixtures_dir, cands, tmp_path / "out", tmp_path / "build", "--protocol", "both", "--timeout", "120")
+    assert main(args) == 0
+    records = [schemas.load_record(p) for p in (tmp_path / "out").rglob("*__s0.json")]
+    assert sorted(r.protocol.name for r in records) == ["standard", "verified"]
+    assert {r.status for r in records} == {"correct"}  # its fallback is right: the failed build is no verdict
+    logs = {p.name: p.read_text(encoding="utf-8", errors="replace") for p in (tmp_path / "build" / "logs").glob("eval-*")}
+    again = [name for name, text in logs.items() if "failed to build in an earlier process; not built again" in text]
+    assert len(again) == 1, logs.keys()  # the first evaluation built it and failed; the second did not build
+    marks = list((tmp_path / "build" / "extensions").rglob("kverdict-build-failed.txt"))
+    assert len(marks) == 1 and "not_declared_anywhere" in marks[0].read_text(encoding="utf-8")  # the compiler's words
