@@ -105,6 +105,20 @@ class RunSummary:
     lost: dict[str, str] = field(default_factory=dict)
     """Problem key -> why its batch did not finish (its lane or cluster task failed every go; re-run to resume)."""
 
+    def absorb(self, written: list[Path], skipped: list[Path], tampered: list[Path],
+               reference_failures: dict[str, str]) -> None:
+        """Add what a batch run elsewhere (a lane, a cluster task) finished, its records read back from their files
+        (written baselines are files of the run, not counted as records, as in a run in this process)."""
+        for attr, paths in (("written", written), ("skipped", skipped)):
+            for path in paths:
+                record = schemas.load_record(path)
+                if attr == "skipped" or isinstance(record, Record):
+                    getattr(self, attr).append(path)
+                if isinstance(record, Record):
+                    self.records.append(record)
+        self.tampered.extend(tampered)
+        self.reference_failures.update(reference_failures)
+
     def status_counts(self, protocol: str) -> Counter[str]:
         """How many records of ``protocol`` have each status."""
         return Counter(r.status for r in self.records if r.protocol.name == protocol)

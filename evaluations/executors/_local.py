@@ -238,14 +238,5 @@ def _stop(proc: subprocess.Popen[bytes], first: signal.Signals, grace_s: float) 
 
 def _merge(summary: RunSummary, report: BatchReport) -> None:
     """Add a lane's records to the run's summary, read back from the files the lane wrote."""
-    import schemas
-
-    for attr in ("written", "skipped"):
-        for name in getattr(report, attr):
-            path = Path(name)
-            getattr(summary, attr).append(path)
-            record = schemas.load_record(path)
-            if isinstance(record, schemas.Record):
-                summary.records.append(record)
-    summary.tampered.extend(Path(p) for p in report.tampered)
-    summary.reference_failures.update(report.reference_failures)
+    summary.absorb([Path(p) for p in report.written], [Path(p) for p in report.skipped],
+                   [Path(p) for p in report.tampered], report.reference_failures)

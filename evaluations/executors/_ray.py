@@ -210,22 +210,15 @@ class RayExecutor:
 
         out = self.config.out_dir
         self.hosts[result.host] = self.hosts.get(result.host, 0) + 1
+        written = []
         for rel, text in result.files.items():
-            record = checked_record(rel, text)
+            checked_record(rel, text)
             path = out / rel
             schemas.write_text(path, text)
             manifest.add(path, text)
-            if isinstance(record, schemas.Record):  # a baseline is written, not counted, as in a local run
-                summary.written.append(path)
-                summary.records.append(record)
-        for rel in result.skipped:
-            path = out / PurePosixPath(rel)
-            summary.skipped.append(path)
-            record = schemas.load_record(path)
-            if isinstance(record, schemas.Record):
-                summary.records.append(record)
-        summary.tampered.extend(out / PurePosixPath(rel) for rel in result.tampered)
-        summary.reference_failures.update(result.reference_failures)
+            written.append(path)
+        summary.absorb(written, [out / PurePosixPath(rel) for rel in result.skipped],
+                       [out / PurePosixPath(rel) for rel in result.tampered], result.reference_failures)
 
 
 def checked_record(rel: str, text: str) -> Any:
