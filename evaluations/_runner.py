@@ -105,17 +105,20 @@ class RunSummary:
     lost: dict[str, str] = field(default_factory=dict)
     """Problem key -> why its batch did not finish (its lane or cluster task failed every go; re-run to resume)."""
 
-    def absorb(self, written: list[Path], skipped: list[Path], tampered: list[Path],
+    def absorb(self, written: list[tuple[Path, Record | BaselineRecord]], skipped: list[Path], tampered: list[Path],
                reference_failures: dict[str, str]) -> None:
-        """Add what a batch run elsewhere (a lane, a cluster task) finished, its records read back from their files
-        (written baselines are files of the run, not counted as records, as in a run in this process)."""
-        for attr, paths in (("written", written), ("skipped", skipped)):
-            for path in paths:
-                record = schemas.load_record(path)
-                if attr == "skipped" or isinstance(record, Record):
-                    getattr(self, attr).append(path)
-                if isinstance(record, Record):
-                    self.records.append(record)
+        """Add what a batch run elsewhere (a lane, a cluster task) finished: the records it wrote, each with its
+        parsed content (a baseline is a file of the run, not counted, as in a run in this process), and those it
+        skipped as finished, read back from their files."""
+        for path, record in written:
+            if isinstance(record, Record):
+                self.written.append(path)
+                self.records.append(record)
+        for path in skipped:
+            self.skipped.append(path)
+            record = schemas.load_record(path)
+            if isinstance(record, Record):
+                self.records.append(record)
         self.tampered.extend(tampered)
         self.reference_failures.update(reference_failures)
 
@@ -765,9 +768,9 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
     with progress_bar(config.progress) as progress:
         try:
             chunks = runner.chunks(todo)
-            prepared = [runner.preparations([(p, c) for p, c, _ in chunk])
-                        + (runner.compile_warmups([(p, c) for p, c, _ in chunk]) if config.device == "cuda" else [])
-                        for chunk in chunks]
+            pairs = [[(p, c) for p, c, _ in chunk] for chunk in chunks]
+            warm_compile = runner.compile_warmups if config.device == "cuda" else lambda _: []
+            prepared = [runner.preparations(each) + warm_compile(each) for each in pairs]
             builds = (progress.add_task("building and warming up candidates and compile baselines",
                                         total=sum(map(len, prepared)))
                       if any(prepared) else None)

@@ -238,5 +238,8 @@ def _stop(proc: subprocess.Popen[bytes], first: signal.Signals, grace_s: float) 
 
 def _merge(summary: RunSummary, report: BatchReport) -> None:
     """Add a lane's records to the run's summary, read back from the files the lane wrote."""
-    summary.absorb([Path(p) for p in report.written], [Path(p) for p in report.skipped],
-                   [Path(p) for p in report.tampered], report.reference_failures)
+    import schemas
+
+    written = [(Path(p), schemas.load_record(Path(p))) for p in report.written]
+    summary.absorb(written, [Path(p) for p in report.skipped], [Path(p) for p in report.tampered],
+                   report.reference_failures)

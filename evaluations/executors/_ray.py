@@ -212,11 +212,11 @@ class RayExecutor:
         self.hosts[result.host] = self.hosts.get(result.host, 0) + 1
         written = []
         for rel, text in result.files.items():
-            checked_record(rel, text)
+            record = checked_record(rel, text)
             path = out / rel
             schemas.write_text(path, text)
             manifest.add(path, text)
-            written.append(path)
+            written.append((path, record))
         summary.absorb(written, [out / PurePosixPath(rel) for rel in result.skipped],
                        [out / PurePosixPath(rel) for rel in result.tampered], result.reference_failures)
 
