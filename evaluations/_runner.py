@@ -13,7 +13,7 @@ import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -77,6 +77,9 @@ class RunConfig:
     concurrent: int = 1
     """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``_gpulock``: every
     timing holds the device alone; start-up, loading, correctness and integrity work overlap."""
+    prepare_ahead: bool | None = None
+    """Build the next chunk's extensions while this chunk is evaluated (``Runner.beside``). None: on CUDA with
+    several evaluations in flight, where workers share the device through ``_gpulock`` and builds let go of it."""
     in_turns: bool = False
     """Time every candidate of a protocol that takes turns (verified) in turns with fresh timings of its problem's
     baselines (``Runner.timed_in_turns``); otherwise only where that protocol asks for it (a host-bound eager
@@ -247,7 +250,8 @@ class Runner:
         shared_gpu = config.device == "cuda" and (config.concurrent > 1 or bool(os.environ.get(_gpulock.ENV)))
         self._concurrency_note = (
             f"evaluated while other workers shared this GPU ({config.concurrent} at once in this run); every timing "
-            "held the GPU alone, but other workers' start-up and host work could run beside it" if shared_gpu else None)
+            "held the GPU alone, but other workers' start-up and host work (extension builds included) could run "
+            "beside it" if shared_gpu else None)
         self.again_alone: list[tuple[str, Candidate, Path]] = []
         """Evaluations that ran out of memory while others were in flight: evaluated again, alone, after the rest."""
 
@@ -369,11 +373,22 @@ class Runner:
                 jobs[c.problem_key] = self._job(protocol, problem, kind="compile")
         return list(jobs.values())
 
-    def prepare(self, jobs: list[Job], advance: Any) -> None:
+    def beside(self, jobs: list[Job]) -> list[Job]:
+        """Those of a chunk's prepare jobs that may run while the chunk before it is evaluated (``prepare_ahead``):
+        candidates whose custom code is a C++/CUDA extension, whose builds (minutes of host work) let go of the device
+        (``_extensions``). A Triton candidate's compilations and a compile baseline's warm-up hold the device shared
+        while they compile, so they stay in the stage that runs with nothing timed."""
+        return [job for job in jobs if job.candidate is not None
+                and _extensions.kernel_language(job.candidate.source) in ("cuda", "cpp")]
+
+    def prepare(self, jobs: list[Job], advance: Any, beside: bool = False) -> None:
         """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process (see
         ``_worker.warm_candidate``, and ``_worker.warm_baseline`` for a job with no candidate), before anything is
         timed: candidate code (an import, a constructor) may use the device, and none may run beside a timing. An
-        import that fails is the candidate's ``compile_error``."""
+        import that fails is the candidate's ``compile_error``. With ``beside`` (jobs of :meth:`beside`, while other
+        workers time), half as many at once, each at a lower CPU priority and holding the device shared like an
+        evaluation's worker (``_worker.warm_candidate_beside``)."""
+        target = "evaluations._worker:warm_candidate_beside" if beside else "evaluations._worker:warm_candidate"
 
         def one(job: Job) -> None:
             c = job.candidate
@@ -387,7 +402,7 @@ class Runner:
             if marker.exists():  # prepared in an earlier run with this build folder: its caches are there
                 advance()
                 return
-            result = self._isolated("evaluations._worker:warm_candidate", job, f"build-{c.sha256[:16]}",
+            result = self._isolated(target, job, f"build-{c.sha256[:16]}",
                                     self.config.build_timeout_s, "build", spare=False)  # parallel: cold workers
             if not result.ok and not (result.failure and result.failure.kind == "cancelled"):
                 self._build_errors[c.sha256] = failed_outcome(result, building=True)
@@ -399,7 +414,7 @@ class Runner:
                 marker.write_text(f"{c.sha256}\n", encoding="ascii")
             advance()
 
-        with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, self.config.jobs // 2 if beside else self.config.jobs)) as pool:
             try:
                 list(pool.map(one, jobs))
             except BaseException:
@@ -800,14 +815,28 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
                     one(item)  # type: ignore[arg-type]
 
             shared = _shared_gpu(config) if schedules else nullcontext()
-            with shared, ThreadPoolExecutor(max_workers=max(1, config.concurrent)) as pool:
+            ahead_on = bool(schedules) and (config.device == "cuda" if config.prepare_ahead is None
+                                            else config.prepare_ahead)
+
+            def advance() -> None:
+                progress.advance(builds)
+
+            with shared, ThreadPoolExecutor(max_workers=max(1, config.concurrent)) as pool, \
+                    ThreadPoolExecutor(max_workers=1) as builder:
+                ahead: tuple[Future[None], set[int]] | None = None  # the next chunk's extensions, building
                 for i, (chunk, jobs) in enumerate(zip(chunks, prepared, strict=True)):
+                    if ahead is not None:  # built while the chunk before was evaluated: the rest is left to do
+                        ahead[0].result()
+                        jobs = [job for job in jobs if id(job) not in ahead[1]]
                     if jobs:  # this chunk's builds and warm-ups, while nothing is timed
-                        runner.prepare(jobs, lambda: progress.advance(builds))
+                        runner.prepare(jobs, advance)
                     if not schedules:
                         for item in chunk:
                             one(item)
                         continue
+                    early = runner.beside(prepared[i + 1]) if ahead_on and i + 1 < len(prepared) else []
+                    ahead = (builder.submit(runner.prepare, early, advance, True), set(map(id, early))) if early \
+                        else None
                     futures = [pool.submit(do, item) for item in schedules[i]]
                     try:
                         for future in futures:

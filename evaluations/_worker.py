@@ -23,6 +23,8 @@ from ._types import Job, sha256_text
 
 MAX_ERROR_CHARS = 2500
 """Longest error text a worker hands back (the record keeps 4000 characters with the output tail)."""
+BESIDE_NICE = 10
+"""How much lower the CPU priority of a prepare worker that runs beside timings is (``warm_candidate_beside``)."""
 
 
 class CandidateLoadError(Exception):
@@ -224,6 +226,7 @@ def warm_candidate(job: Job) -> BuildResult:
         return BuildResult(error=str(exc))
     if job.device != "cuda":
         return BuildResult(error=None)
+    _gpulock.yield_to_timing()  # beside timings (warm_candidate_beside): a timing that waits goes first
     try:
         import torch
 
@@ -240,6 +243,17 @@ def warm_candidate(job: Job) -> BuildResult:
     except Exception as exc:  # noqa: BLE001 - the evaluation meets it again and reports it
         print(f"warm-up after import failed (left to the evaluation): {describe(exc)}", file=sys.stderr)
     return BuildResult(error=None)
+
+
+def warm_candidate_beside(job: Job) -> BuildResult:
+    """:func:`warm_candidate` beside other workers' timings (the next chunk's candidates that build an extension,
+    while this chunk is evaluated: ``Runner.prepare``). It runs at a lower CPU priority (``BESIDE_NICE``, which its
+    compilers inherit) and holds the device shared as an evaluation's worker does, so its import, construction and
+    warm-up call never run inside a timing; its builds let go of the device meanwhile (``_extensions``)."""
+    os.nice(BESIDE_NICE)
+    print(f"kverdict worker: preparing beside timings, at nice {os.nice(0)}", file=sys.stderr, flush=True)
+    with _gpulock.shared_on(job.device, lock_label("build", job)):
+        return warm_candidate(job)
 
 
 def warm_baseline(job: Job) -> BuildResult:

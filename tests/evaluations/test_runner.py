@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -207,6 +208,7 @@ def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_onc
 
 _OUT_OF_MEMORY = '''"""Runs out of memory on its first {times} calls (counted in a file), then is ReLU."""
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -549,3 +551,81 @@ def test_an_extension_that_failed_to_build_is_not_built_again_by_the_candidates_
     assert len(again) == 1, logs.keys()  # the first evaluation built it and failed; the second did not build
     marks = list((tmp_path / "build" / "extensions").rglob("kverdict-build-failed.txt"))
     assert len(marks) == 1 and "not_declared_anywhere" in marks[0].read_text(encoding="utf-8")  # the compiler's words
+
+
+def _builds_cpp(fixtures_dir: Path, problem: str) -> str:
+    """A fixture problem's reference as a candidate whose text names ``load_inline``: the prepare stage takes it for a
+    C++ extension's candidate."""
+    text = (fixtures_dir / "problems" / problem).read_text(encoding="utf-8")
+    return text.replace("class Model(", "class ModelNew(") + "\n# built with torch.utils.cpp_extension.load_inline\n"
+
+
+def test_only_extension_builds_are_prepared_beside_the_timings_of_the_chunk_before(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, Runner
+
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
+    (cands / "2_tiny_add__cpp.py").write_text(_builds_cpp(fixtures_dir, "2_tiny_add.py"), encoding="utf-8")
+    triton = _builds_cpp(fixtures_dir, "3_tiny_scale.py").replace("load_inline", "a kernel of") + "import triton\n"
+    (cands / "3_tiny_scale__triton.py").write_text(triton, encoding="utf-8")
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("verified",), device="cpu", build_dir=tmp_path / "build",
+                       progress=False, concurrent=2)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    pairs = [("verified", c) for c in runner.candidates]
+    jobs = runner.preparations(pairs) + runner.compile_warmups(pairs)
+    assert {j.candidate.label if j.candidate else j.baseline_kind for j in jobs} == {
+        "cpp", "triton", "compile"}  # the PyTorch candidate builds nothing
+    # a Triton candidate compiles while it holds the device, a compile warm-up too: they wait for nothing timed
+    assert [j.candidate.label for j in runner.beside(jobs)] == ["cpp"]
+
+
+def _build_and_last_write(summary: Any, source: str, first_chunk: tuple[str, ...]) -> tuple[float, float]:
+    """When the build of the candidate with ``source`` started, and when the last record of the first chunk's
+    problems was written."""
+    from evaluations._types import sha256_text
+
+    spans = summary.phases.spans
+    (build,) = [s.start_s for s in spans if s.phase == "build" and s.label == f"build-{sha256_text(source)[:16]}"]
+    return build, max(s.start_s for s in spans if s.phase == "write" and s.label.startswith(first_chunk))
+
+
+def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_path, fixtures_dir, monkeypatch):
+    import re
+
+    from evaluations import _runner, _worker
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+    from evaluations._types import sha256_text
+
+    monkeypatch.setattr(_runner, "PREPARE_CHUNK_WINDOWS", 1)  # chunks of two problems: (1, 2), then (3)
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
+    plain = (fixtures_dir / "problems" / "2_tiny_add.py").read_text(encoding="utf-8")
+    (cands / "2_tiny_add__plain.py").write_text(plain.replace("class Model(", "class ModelNew("), encoding="utf-8")
+    source = _builds_cpp(fixtures_dir, "3_tiny_scale.py")
+    (cands / "3_tiny_scale__cpp.py").write_text(source, encoding="utf-8")
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+
+    def evaluated(ahead: bool, name: str) -> tuple[Any, Path]:
+        build = tmp_path / f"build-{name}"
+        config = RunConfig(out_dir=tmp_path / f"out-{name}", protocols=("standard",), device="cpu", timeout_s=120,
+                           build_dir=build, options={"timed_calls": 5, "warmup_calls": 1}, progress=False,
+                           concurrent=2, prepare_ahead=ahead)
+        return run(loaded, config, capture_environment("cpu")), build
+
+    summary, build = evaluated(True, "ahead")
+    assert sorted(r.status for r in summary.records) == ["correct"] * 3
+    started, last_of_first = _build_and_last_write(summary, source, ("0001-", "0002-"))
+    assert started < last_of_first  # problem 3's build ran while problems 1 and 2 were evaluated
+    log = build / "logs" / f"build-{sha256_text(source)[:16]}.log"
+    niceness = re.search(r"preparing beside timings, at nice (\d+)", log.read_text(encoding="utf-8"))
+    assert niceness and int(niceness.group(1)) >= _worker.BESIDE_NICE  # below the timing workers' priority
+
+    summary, build = evaluated(False, "after")  # the same run without: the build waits for the first chunk's end
+    assert sorted(r.status for r in summary.records) == ["correct"] * 3
+    started, last_of_first = _build_and_last_write(summary, source, ("0001-", "0002-"))
+    assert started > last_of_first
+    log = build / "logs" / f"build-{sha256_text(source)[:16]}.log"
+    assert "beside timings" not in log.read_text(encoding="utf-8")
