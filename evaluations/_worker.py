@@ -252,6 +252,9 @@ def warm_candidate_beside(job: Job) -> BuildResult:
     warm-up call never run inside a timing; its builds let go of the device meanwhile (``_extensions``)."""
     os.nice(BESIDE_NICE)
     print(f"kverdict worker: preparing beside timings, at nice {os.nice(0)}", file=sys.stderr, flush=True)
+    if job.device == "cuda":  # torch's import is seconds of host work: before the device is held (a cold worker)
+        use_caches(job)
+        import torch  # noqa: F401
     with _gpulock.shared_on(job.device, lock_label("build", job)):
         return warm_candidate(job)
 
