@@ -383,21 +383,33 @@ class Runner:
 
     def prepare(self, jobs: list[Job], advance: Any, beside: bool = False) -> None:
         """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process (see
-        ``_worker.warm_candidate``, and ``_worker.warm_baseline`` for a job with no candidate), before anything is
-        timed: candidate code (an import, a constructor) may use the device, and none may run beside a timing. An
-        import that fails is the candidate's ``compile_error``. With ``beside`` (jobs of :meth:`beside`, while other
+        ``_worker.warm_candidate``), before anything is timed: candidate code (an import, a constructor) may use the
+        device, and none may run beside a timing. An import that fails is the candidate's ``compile_error``. The
+        compile warm-ups (jobs with no candidate) share their processes, several problems one after the other in
+        each (``_worker.warm_baselines``): no candidate code runs there, and each process would otherwise spend
+        most of its time importing torch and Inductor. With ``beside`` (jobs of :meth:`beside`, while other
         workers time), half as many at once, each at a lower CPU priority and holding the device shared like an
         evaluation's worker (``_worker.warm_candidate_beside``)."""
         target = "evaluations._worker:warm_candidate_beside" if beside else "evaluations._worker:warm_candidate"
 
-        def one(job: Job) -> None:
-            c = job.candidate
-            if c is None:  # a baseline's compile warm-up: its failure is the baseline's to meet, when it is timed
-                self._isolated("evaluations._worker:warm_baseline", job,
-                               f"warm-{job.protocol}-{job.problem.sha256[:12]}-{job.baseline_kind}",
-                               self.config.build_timeout_s, "build", spare=False)
+        workers = max(1, self.config.jobs // 2 if beside else self.config.jobs)
+        warms = [job for job in jobs if job.candidate is None]
+        groups = [warms[i::workers] for i in range(min(workers, len(warms)))]
+
+        def warm(group: list[Job]) -> None:  # compile warm-ups: a failure is each baseline's to meet, when timed
+            first = group[0]
+            self._isolated("evaluations._worker:warm_baselines", group,
+                           f"warm-{first.protocol}-{first.problem.sha256[:12]}-{first.baseline_kind}-{len(group)}",
+                           self.config.build_timeout_s, "build", spare=False)
+            for _ in group:
                 advance()
+
+        def one(job: Job | list[Job]) -> None:
+            if isinstance(job, list):
+                warm(job)
                 return
+            c = job.candidate
+            assert c is not None
             marker = self._prepared_marker(c)
             if marker.exists():  # prepared in an earlier run with this build folder: its caches are there
                 advance()
@@ -414,9 +426,9 @@ class Runner:
                 marker.write_text(f"{c.sha256}\n", encoding="ascii")
             advance()
 
-        with ThreadPoolExecutor(max_workers=max(1, self.config.jobs // 2 if beside else self.config.jobs)) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             try:
-                list(pool.map(one, jobs))
+                list(pool.map(one, [*groups, *(job for job in jobs if job.candidate is not None)]))
             except BaseException:
                 self.cancel.set()
                 raise

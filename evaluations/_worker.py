@@ -275,6 +275,21 @@ def warm_baseline(job: Job) -> BuildResult:
     return BuildResult(error=None)
 
 
+def warm_baselines(jobs: list[Job]) -> BuildResult:
+    """:func:`warm_baseline` for several problems, one after the other in this one process (no candidate code runs
+    here): the imports of torch and Inductor, most of a warm-up's time, are paid once. Each problem's compiled
+    code is dropped before the next (``torch._dynamo.reset``; the on-disk caches keep it)."""
+    for job in jobs:
+        warm_baseline(job)
+        if "torch" in sys.modules:
+            import torch
+
+            torch._dynamo.reset()
+            if job.device == "cuda":
+                torch.cuda.empty_cache()
+    return BuildResult(error=None)
+
+
 def lock_label(stage: str, job: Job) -> str:
     """How a job names itself in a lock trace (``_gpulock.TRACE_ENV``): stage, protocol, problem, candidate or
     baseline kind, and its seat where it takes turns."""

@@ -510,6 +510,9 @@ def test_the_prepare_stage_compiles_each_compile_baseline_still_to_measure_into_
     assert len(advanced) == len(jobs)
     cache = tmp_path / "build" / "caches" / "baselines" / "inductor"
     assert cache.is_dir() and any(p.is_file() for p in cache.rglob("*")), "nothing was compiled into the cache"
+    # one process (--jobs 1) warmed both problems, one after the other: a compiled graph of each in the cache
+    assert [s.phase for s in runner.summary.phases.spans] == ["build"]
+    assert len([p for p in (cache / "fxgraph").rglob("*") if p.is_file()]) >= len(jobs) == 2
     assert not (tmp_path / "out").exists()  # a warm-up measures and records nothing
     measured = jobs[0].problem
     runner.baseline("verified", measured, "compile")  # once measured, its problem needs no warm-up
