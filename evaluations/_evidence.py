@@ -122,23 +122,48 @@ _WEIGHTS: dict[tuple[Any, ...], torch.Tensor] = {}
 the inputs, drawn from the runner's seed, are what no one knows ahead."""
 
 
-def _weights(like: torch.Tensor, j: int, k: int) -> torch.Tensor:
-    key = (tuple(like.shape), str(like.device), j, k)
+def _weights(like: torch.Tensor, j: int, k: int, order: tuple[int, ...] | None = None) -> torch.Tensor:
+    """Fixed random weights of ``like``'s shape, element by element; with ``order``, laid out as
+    ``like.permute(order)`` is, so they meet an output held in that memory order element for element."""
+    key = (tuple(like.shape), str(like.device), j, k, order)
     if key not in _WEIGHTS:
-        g = torch.Generator(device=like.device).manual_seed(7919 + 31 * j + k)
-        _WEIGHTS[key] = torch.rand(like.shape, generator=g, device=like.device, dtype=torch.float64) * 2 - 1
+        if order is None:
+            g = torch.Generator(device=like.device).manual_seed(7919 + 31 * j + k)
+            _WEIGHTS[key] = torch.rand(like.shape, generator=g, device=like.device, dtype=torch.float64) * 2 - 1
+        else:  # kept in this order alone: the weights of a large output are as large as it is, twice over
+            _WEIGHTS[key] = _weights(like, j, k).permute(order).contiguous()
+            del _WEIGHTS[key[:-1] + (None,)]
     return _WEIGHTS[key]
+
+
+def memory_order(y: torch.Tensor) -> tuple[int, ...] | None:
+    """The permutation of ``y``'s dimensions that its memory holds contiguously (a transposed view's), or None
+    where there is none (overlapping or gapped strides) or it is the identity."""
+    order = tuple(sorted(range(y.dim()), key=lambda d: (-y.stride(d), -y.shape[d])))
+    if order == tuple(range(y.dim())) or not y.permute(order).is_contiguous():
+        return None
+    return order
 
 
 def fingerprint(outs: list[Any]) -> torch.Tensor:
     """Two numbers per output: sum(w1 * y) and sum(w2 * y * |y|) over fixed random weights. The second is not
-    linear in the output, so it cannot be had more cheaply than by computing the whole output."""
+    linear in the output, so it cannot be had more cheaply than by computing the whole output.
+
+    An output in another memory order than its shape's (a transposed view) is read in its own order, against
+    weights laid out the same way: the numbers are the same sums, and the cost of fingerprinting does not depend
+    on the layout (the outside clock compares it with the cost for the reference's layout)."""
     values = []
     for j, o in enumerate(outs):
         if not isinstance(o, torch.Tensor):
             raise TypeError(f"output {j} is not a tensor")
         y = o.detach().as_subclass(torch.Tensor).to(torch.float64)
-        values += [(_weights(y, j, 0) * y).sum(), (_weights(y, j, 1) * y * y.abs()).sum()]
+        order = memory_order(y)
+        if order is None and not y.is_contiguous():
+            y = y.contiguous()
+        w1, w2 = _weights(y, j, 0, order), _weights(y, j, 1, order)
+        if order is not None:
+            y = y.permute(order)
+        values += [(w1 * y).sum(), (w2 * y * y.abs()).sum()]
     return torch.stack(values) if values else torch.zeros(0, dtype=torch.float64)
 
 

@@ -127,6 +127,30 @@ def test_fingerprints_pass_the_right_answer_and_fail_zeros_and_a_small_systemati
     assert "were due" in _evidence.judge_outer(_ref, get, device, plan, [*within, 1.0, 2.0], False)[0]
 
 
+
+def test_an_answer_held_in_another_memory_order_has_the_fingerprint_of_its_values_and_passes():
+    """A kernel may return a transposed view (CUDA-L1's L1/59 returns its convolution's output so): its fingerprint
+    is read in its own memory order, so it costs what the reference's costs, and the numbers are those of its
+    values in any layout."""
+    plan = {"seed": 99991, "calls": 3}
+    device = torch.device("cpu")
+    get = lambda: [torch.randn(6, 40, 30)]  # noqa: E731
+
+    def transposed(x):  # the right values, held in the memory order of a (30, 40, 6) tensor
+        return torch.tanh(x).permute(2, 1, 0).contiguous().permute(2, 1, 0)
+
+    x = torch.randn(6, 40, 30)
+    view = transposed(x)
+    assert not view.is_contiguous() and _evidence.memory_order(view) == (2, 1, 0)
+    assert _evidence.memory_order(torch.tanh(x)) is None and _evidence.memory_order(view.expand(2, 6, 40, 30)) is None
+    same = _evidence.fingerprint([view]), _evidence.fingerprint([torch.tanh(x)])
+    assert torch.allclose(*same, rtol=1e-12, atol=0)
+    prints = []
+    for seed in _evidence.outer_seeds(plan["seed"], plan["calls"]):
+        prints += _evidence.fingerprint([transposed(_evidence.outer_inputs(get, seed, device)[0])]).tolist()
+    assert _evidence.judge_outer(_ref, get, device, plan, prints, False)[0] is None
+    assert "fingerprint" in _evidence.judge_outer(_ref, get, device, plan, [-v for v in prints], False)[0]
+
 # --- reconcile -------------------------------------------------------------------------------------------------
 
 def _outcome(reported_ms=1.0, trials=2):
