@@ -428,7 +428,7 @@ class Runner:
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             try:
-                list(pool.map(one, [*groups, *(job for job in jobs if job.candidate is not None)]))
+                list(pool.map(one, [*(job for job in jobs if job.candidate is not None), *groups]))  # builds first
             except BaseException:
                 self.cancel.set()
                 raise
