@@ -253,8 +253,7 @@ def warm_candidate_beside(job: Job) -> BuildResult:
     os.nice(BESIDE_NICE)
     print(f"kverdict worker: preparing beside timings, at nice {os.nice(0)}", file=sys.stderr, flush=True)
     if job.device == "cuda":  # torch's import is seconds of host work: before the device is held (a cold worker)
-        use_caches(job)
-        import torch  # noqa: F401
+        import torch  # noqa: F401 - the caches' variables (use_caches) are read at first use, not at import
     with _gpulock.shared_on(job.device, lock_label("build", job)):
         return warm_candidate(job)
 
@@ -279,14 +278,13 @@ def warm_baselines(jobs: list[Job]) -> BuildResult:
     """:func:`warm_baseline` for several problems, one after the other in this one process (no candidate code runs
     here): the imports of torch and Inductor, most of a warm-up's time, are paid once. Each problem's compiled
     code is dropped before the next (``torch._dynamo.reset``; the on-disk caches keep it)."""
+    import torch
+
     for job in jobs:
         warm_baseline(job)
-        if "torch" in sys.modules:
-            import torch
-
-            torch._dynamo.reset()
-            if job.device == "cuda":
-                torch.cuda.empty_cache()
+        torch._dynamo.reset()
+        if job.device == "cuda":
+            torch.cuda.empty_cache()
     return BuildResult(error=None)
 
 

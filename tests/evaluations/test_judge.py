@@ -127,7 +127,6 @@ def test_fingerprints_pass_the_right_answer_and_fail_zeros_and_a_small_systemati
     assert "were due" in _evidence.judge_outer(_ref, get, device, plan, [*within, 1.0, 2.0], False)[0]
 
 
-
 def test_an_answer_held_in_another_memory_order_has_the_fingerprint_of_its_values_and_passes():
     """A kernel may return a transposed view (CUDA-L1's L1/59 returns its convolution's output so): its fingerprint
     is read in its own memory order, so it costs what the reference's costs, and the numbers are those of its
@@ -150,6 +149,7 @@ def test_an_answer_held_in_another_memory_order_has_the_fingerprint_of_its_value
         prints += _evidence.fingerprint([transposed(_evidence.outer_inputs(get, seed, device)[0])]).tolist()
     assert _evidence.judge_outer(_ref, get, device, plan, prints, False)[0] is None
     assert "fingerprint" in _evidence.judge_outer(_ref, get, device, plan, [-v for v in prints], False)[0]
+
 
 # --- reconcile -------------------------------------------------------------------------------------------------
 

@@ -208,7 +208,6 @@ def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_onc
 
 _OUT_OF_MEMORY = '''"""Runs out of memory on its first {times} calls (counted in a file), then is ReLU."""
 from pathlib import Path
-from typing import Any
 
 import torch
 import torch.nn as nn
@@ -448,6 +447,18 @@ def test_a_run_prepares_and_evaluates_its_problems_chunk_by_chunk(tmp_path, fixt
     assert [len({c.problem_key for _, c, _ in ch}) for ch in single.chunks(single.pending())] == [2, 1]
 
 
+def _as_candidate(fixtures_dir: Path, problem: str) -> str:
+    """A fixture problem's reference as a candidate (its class renamed ``ModelNew``)."""
+    text = (fixtures_dir / "problems" / problem).read_text(encoding="utf-8")
+    return text.replace("class Model(", "class ModelNew(")
+
+
+def _builds_cpp(fixtures_dir: Path, problem: str) -> str:
+    """A fixture problem's reference as a candidate whose text names ``load_inline``: the prepare stage takes it for a
+    C++ extension's candidate."""
+    return _as_candidate(fixtures_dir, problem) + "\n# built with torch.utils.cpp_extension.load_inline\n"
+
+
 def test_a_candidate_prepared_once_is_not_prepared_again_with_the_same_build_folder(tmp_path, fixtures_dir):
     import shutil
 
@@ -457,9 +468,7 @@ def test_a_candidate_prepared_once_is_not_prepared_again_with_the_same_build_fol
 
     cands = tmp_path / "cands"
     cands.mkdir()
-    (cands / "3_tiny_scale.py").write_text(  # "load_inline" in its text: a candidate the prepare stage builds
-        (fixtures_dir / "problems" / "3_tiny_scale.py").read_text(encoding="utf-8").replace("class Model(", "class ModelNew(")
-        + "\n# built with torch.utils.cpp_extension.load_inline elsewhere\n", encoding="utf-8")
+    (cands / "3_tiny_scale.py").write_text(_builds_cpp(fixtures_dir, "3_tiny_scale.py"), encoding="utf-8")
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
 
     def once():
@@ -556,13 +565,6 @@ def test_an_extension_that_failed_to_build_is_not_built_again_by_the_candidates_
     assert len(marks) == 1 and "not_declared_anywhere" in marks[0].read_text(encoding="utf-8")  # the compiler's words
 
 
-def _builds_cpp(fixtures_dir: Path, problem: str) -> str:
-    """A fixture problem's reference as a candidate whose text names ``load_inline``: the prepare stage takes it for a
-    C++ extension's candidate."""
-    text = (fixtures_dir / "problems" / problem).read_text(encoding="utf-8")
-    return text.replace("class Model(", "class ModelNew(") + "\n# built with torch.utils.cpp_extension.load_inline\n"
-
-
 def test_only_extension_builds_are_prepared_beside_the_timings_of_the_chunk_before(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
@@ -605,8 +607,7 @@ def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_
 
     monkeypatch.setattr(_runner, "PREPARE_CHUNK_WINDOWS", 1)  # chunks of two problems: (1, 2), then (3)
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
-    plain = (fixtures_dir / "problems" / "2_tiny_add.py").read_text(encoding="utf-8")
-    (cands / "2_tiny_add__plain.py").write_text(plain.replace("class Model(", "class ModelNew("), encoding="utf-8")
+    (cands / "2_tiny_add__plain.py").write_text(_as_candidate(fixtures_dir, "2_tiny_add.py"), encoding="utf-8")
     source = _builds_cpp(fixtures_dir, "3_tiny_scale.py")
     (cands / "3_tiny_scale__cpp.py").write_text(source, encoding="utf-8")
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
