@@ -78,7 +78,8 @@ class RunConfig:
     """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``_gpulock``: every
     timing holds the device alone; start-up, loading, correctness and integrity work overlap."""
     prepare_ahead: bool | None = None
-    """Build the next chunk's extensions while this chunk is evaluated (``Runner.beside``). None: on CUDA with
+    """Build the next chunk's extensions while this chunk is evaluated, and a chunk's extensions that are not built
+    yet (the first chunk's) while its baselines are timed (``Runner.beside``). None: on CUDA with
     several evaluations in flight, where workers share the device through ``_gpulock`` and builds let go of it."""
     in_turns: bool = False
     """Time every candidate of a protocol that takes turns (verified) in turns with fresh timings of its problem's
@@ -241,6 +242,8 @@ class Runner:
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
         """(protocol, problem key, ``flag_tag`` of kind and flags) -> baseline record, or None where it failed."""
         self._build_errors: dict[str, CandidateOutcome] = {}
+        self._building: dict[str, threading.Event] = {}
+        """Candidate sha256 -> set once its build, running beside its own chunk's baselines (``build_beside``), ended."""
         self._prewarm = (default_prewarm(config.device, False, config.concurrent) if config.prewarm is None
                          else config.prewarm)
         self._spare: Spare | None = None
@@ -384,11 +387,11 @@ class Runner:
     def prepare(self, jobs: list[Job], advance: Any, beside: bool = False) -> None:
         """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process (see
         ``_worker.warm_candidate``), before anything is timed: candidate code (an import, a constructor) may use the
-        device, and none may run beside a timing. An import that fails is the candidate's ``compile_error``. The
+        device, and none may run beside a timing (but see ``beside``). An import that fails is the candidate's ``compile_error``. The
         compile warm-ups (jobs with no candidate) share their processes, several problems one after the other in
         each (``_worker.warm_baselines``): no candidate code runs there, and each process would otherwise spend
         most of its time importing torch and Inductor. With ``beside`` (jobs of :meth:`beside`, while other
-        workers time), half as many at once, each at a lower CPU priority and holding the device shared like an
+        workers time: the next chunk's, or this chunk's own beside its baselines), half as many at once, each at a lower CPU priority and holding the device shared like an
         evaluation's worker (``_worker.warm_candidate_beside``)."""
         target = "evaluations._worker:warm_candidate_beside" if beside else "evaluations._worker:warm_candidate"
 
@@ -410,9 +413,16 @@ class Runner:
                 return
             c = job.candidate
             assert c is not None
+            try:
+                build(job, c)
+            finally:
+                if c.sha256 in self._building:  # an evaluation of it may wait for this (build_beside)
+                    self._building[c.sha256].set()
+            advance()
+
+        def build(job: Job, c: Candidate) -> None:
             marker = self._prepared_marker(c)
             if marker.exists():  # prepared in an earlier run with this build folder: its caches are there
-                advance()
                 return
             result = self._isolated(target, job, f"build-{c.sha256[:16]}",
                                     self.config.build_timeout_s, "build", spare=False)  # parallel: cold workers
@@ -424,7 +434,6 @@ class Runner:
             elif result.ok:
                 marker.parent.mkdir(parents=True, exist_ok=True)
                 marker.write_text(f"{c.sha256}\n", encoding="ascii")
-            advance()
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             try:
@@ -432,6 +441,22 @@ class Runner:
             except BaseException:
                 self.cancel.set()
                 raise
+
+    def build_beside(self, jobs: list[Job]) -> None:
+        """Mark ``jobs`` (of :meth:`beside`) as building beside their own chunk's baselines: an evaluation of one of
+        their candidates waits for its build (:meth:`built`) before it starts."""
+        for job in jobs:
+            if job.candidate is not None:
+                self._building.setdefault(job.candidate.sha256, threading.Event())
+
+    def built(self, candidate: Candidate) -> bool:
+        """Wait until the candidate's build beside the timings (:meth:`build_beside`) ended, if it has one; False if
+        the run was interrupted meanwhile."""
+        event = self._building.get(candidate.sha256)
+        while event is not None and not event.wait(0.5):
+            if self.cancel.is_set():
+                return False
+        return not self.cancel.is_set()
 
     def _prepared_marker(self, candidate: Candidate) -> Path:
         """Marks a candidate whose import, construction and warm-up call succeeded with this build folder, torch
@@ -538,6 +563,8 @@ class Runner:
         module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
         baselines = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
         if any(b is None for b in baselines.values()):
+            return None
+        if not self.built(candidate):  # its build, beside this chunk's baselines, did not end: interrupted
             return None
         tag = f"eval-{protocol}-{candidate.sha256[:16]}"
         job, evidence = _judge.prepare_job(self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1]),
@@ -840,18 +867,24 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
                     if ahead is not None:  # built while the chunk before was evaluated: the rest is left to do
                         ahead[0].result()
                         jobs = [job for job in jobs if id(job) not in ahead[1]]
-                    if jobs:  # this chunk's builds and warm-ups, while nothing is timed
-                        runner.prepare(jobs, advance)
+                    # this chunk's own extension builds (the first chunk's, or those the chunk before left) run
+                    # beside its baselines; its Triton candidates and compile warm-ups first, while nothing is timed
+                    late = runner.beside(jobs) if ahead_on else []
+                    now = [job for job in jobs if id(job) not in set(map(id, late))]
+                    if now:
+                        runner.prepare(now, advance)
                     if not schedules:
                         for item in chunk:
                             one(item)
                         continue
+                    runner.build_beside(late)
+                    own = builder.submit(runner.prepare, late, advance, True) if late else None
                     early = runner.beside(prepared[i + 1]) if ahead_on and i + 1 < len(prepared) else []
                     ahead = (builder.submit(runner.prepare, early, advance, True), set(map(id, early))) if early \
                         else None
-                    futures = [pool.submit(do, item) for item in schedules[i]]
+                    futures = [pool.submit(do, item) for item in after_builds(schedules[i], late)]
                     try:
-                        for future in futures:
+                        for future in [*futures, *([own] if own is not None else [])]:
                             future.result()
                     except BaseException:
                         runner.cancel.set()
@@ -870,6 +903,17 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
             if runner.summary.gpu is not None:
                 runner.summary.gpu.stop()
     return runner.summary
+
+
+def after_builds(work: list[Work], building: list[Job]) -> list[Work]:
+    """``work`` with the candidates whose builds run beside it (``Runner.build_beside``) moved to its end, in their
+    order: the baselines and the other candidates are timed while those build, and no worker waits on a build
+    while work that could run stands in line behind it."""
+    waiting = {job.candidate.sha256 for job in building if job.candidate is not None}
+
+    def waits(w: Work) -> bool:
+        return not isinstance(w[2], str) and w[1].sha256 in waiting  # type: ignore[union-attr]
+    return [w for w in work if not waits(w)] + [w for w in work if waits(w)]
 
 
 @contextmanager

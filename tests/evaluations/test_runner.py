@@ -633,3 +633,59 @@ def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_
     assert started > last_of_first
     log = build / "logs" / f"build-{sha256_text(source)[:16]}.log"
     assert "beside timings" not in log.read_text(encoding="utf-8")
+
+
+def test_a_chunks_own_extension_builds_run_beside_its_baselines_and_its_candidate_waits_for_its_build(
+        tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+    from evaluations._types import sha256_text
+
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "2_tiny_add.py"))
+    # an import that takes seconds stands for an extension build (the prepare stage imports the candidate)
+    source = _builds_cpp(fixtures_dir, "3_tiny_scale.py") + "import time\ntime.sleep(4)\n"
+    (cands / "3_tiny_scale__cpp.py").write_text(source, encoding="utf-8")
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+
+    def spans(ahead: bool, name: str) -> tuple[Any, tuple[float, float], list[tuple[float, float]], float]:
+        config = RunConfig(out_dir=tmp_path / f"out-{name}", protocols=("standard",), device="cpu", timeout_s=120,
+                           build_dir=tmp_path / f"build-{name}", options={"timed_calls": 5, "warmup_calls": 1},
+                           progress=False, concurrent=2, prepare_ahead=ahead)
+        summary = run(loaded, config, capture_environment("cpu"))
+        all_spans = summary.phases.spans
+        (build,) = [(s.start_s, s.end_s) for s in all_spans if s.label == f"build-{sha256_text(source)[:16]}"]
+        baselines = [(s.start_s, s.end_s) for s in all_spans if s.phase == "baseline"]
+        (evaluated,) = [s.start_s for s in all_spans if s.phase == "candidate"
+                        and s.label == f"eval-standard-{sha256_text(source)[:16]}"]
+        return summary, build, baselines, evaluated
+
+    summary, build, baselines, evaluated = spans(True, "beside")
+    assert sorted(r.status for r in summary.records) == ["correct"] * 3  # one chunk of three problems
+    assert len(baselines) == 3
+    assert min(start for start, _ in baselines) < build[1]  # a baseline was timed while the build ran
+    assert evaluated >= build[1]  # the candidate's evaluation waited for its build
+
+    summary, build, baselines, evaluated = spans(False, "before")  # without: the build comes before anything timed
+    assert sorted(r.status for r in summary.records) == ["correct"] * 3
+    assert min(start for start, _ in baselines) >= build[1]
+
+
+def test_a_build_that_fails_beside_its_chunks_baselines_is_its_candidates_compile_error(tmp_path, fixtures_dir):
+    from evaluations._env import capture_environment
+    from evaluations._loaders import load_inputs
+    from evaluations._runner import RunConfig, run
+
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
+    broken = _builds_cpp(fixtures_dir, "3_tiny_scale.py") + "raise RuntimeError('ninja: build stopped: subcommand failed')\n"
+    (cands / "3_tiny_scale__cpp.py").write_text(broken, encoding="utf-8")
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1}, progress=False,
+                       concurrent=2, prepare_ahead=True)
+    summary = run(loaded, config, capture_environment("cpu"))
+    by_problem = {r.problem.id: r for r in summary.records}
+    assert sorted(by_problem) == [1, 3], by_problem.keys()
+    assert by_problem[1].status == "correct"
+    assert by_problem[3].status == "compile_error"
+    assert "subcommand failed" in (by_problem[3].error or "")
