@@ -37,12 +37,15 @@ SAMPLE_KEYS="L1/1,L1/6,L1/11,L1/16,L1/21,L1/26,L1/31,L1/36,L1/41,L1/46,L1/51,L1/
 STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo selfspeed audit gputests cudal1)
 
 for s in "${STEPS[@]}"; do
+  # STOP_FILE (h200_detached.sh stop): no further step starts once it exists
+  [ -n "${STOP_FILE:-}" ] && [ -e "$STOP_FILE" ] && { echo "=== stopped before $s"; break; }
   case "$s" in
     zoo)
       # CONCURRENT evaluations at once (default 6); each timing holds the GPU alone (evaluations/_gpulock.py).
       # The GPU tests run in their own step: run beside the zoo, most of them failed (2026-11-29).
       step "$s (verified first: it is the protocol under test)"
-      export KVERDICT_GPU_LOCK; KVERDICT_GPU_LOCK="$(mktemp -d)/gpu.lock"
+      # a lock named from outside is kept: the zoo then shares the GPU fairly with a detached run (h200_detached.sh)
+      OWN_LOCK="${KVERDICT_GPU_LOCK:-}"; export KVERDICT_GPU_LOCK="${OWN_LOCK:-$(mktemp -d)/gpu.lock}"
       Z=$(( $(left) < ${ZOO_S:-100000} ? $(left) : ${ZOO_S:-100000} ))
       ZT0=$(date +%s)
       for proto in verified standard; do
@@ -53,7 +56,7 @@ for s in "${STEPS[@]}"; do
           pack; [ -n "${ZOO_OUT:-}" ] && tar czf "$OUT/zoo-records.tgz" -C "$(dirname "$ZOO_OUT")" "$(basename "$ZOO_OUT")"
         done
       done
-      unset KVERDICT_GPU_LOCK
+      [ -n "$OWN_LOCK" ] || unset KVERDICT_GPU_LOCK
       tail -8 "$LOGS/zoo.log" ;;
     attacks)
       # the zoo's attacks on the harness (evaluations/zoo/attacks), both protocols, into a records folder of their
