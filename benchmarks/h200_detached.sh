@@ -11,9 +11,10 @@
 #                                                          # are kept, the stats written), no further step; then collect
 #
 # DETACHED_BUDGET_S is the run's whole budget (run_h200.sh's BUDGET_S, default 1650). The run's GPU lock is
-# $KV_HOME.lock: another kverdict command on the machine with KVERDICT_GPU_LOCK set to it shares the GPU with the
-# run as one more concurrent worker would (its timings hold the device alone). Call collect and stop by the copy
-# in $KV_HOME: the tree a later call brings may differ from the one the run started with.
+# $KV_HOME-lock/gpu.lock, in a folder of its own: another kverdict command on the machine with KVERDICT_GPU_LOCK set to
+# it shares the GPU with the run as one more concurrent worker would (its timings hold the device alone). Call
+# collect and stop by the copy in $KV_HOME: the tree a later call brings may differ from the one the run started
+# with. A machine goes back once no call holds it for 30 s, and the run ends with it: call collect again at once.
 set -u
 KV_HOME="${KV_HOME:-/tmp/kv-detached}"
 RUN_OUT="$KV_HOME-out"
@@ -33,11 +34,11 @@ collect() {
 case "$cmd" in
   start)
     running && { echo "a run is already going (pid $(cat "$KV_HOME.pid"))"; exit 2; }
-    rm -rf "$KV_HOME" "$RUN_OUT" "$KV_HOME.stop"; mkdir -p "$KV_HOME" "$RUN_OUT"
+    rm -rf "$KV_HOME" "$RUN_OUT" "$KV_HOME.stop" "$KV_HOME-lock"; mkdir -p "$KV_HOME" "$RUN_OUT" "$KV_HOME-lock"
     tar cf - --exclude=./.whl --exclude=./.git . | tar xf - -C "$KV_HOME"
     cd "$KV_HOME" || exit 2
     # setsid: the run is not ended with the call that started it; it writes its own pid before it becomes the script
-    OUT="$RUN_OUT" BUDGET_S="${DETACHED_BUDGET_S:-1650}" KVERDICT_GPU_LOCK="$KV_HOME.lock" STOP_FILE="$KV_HOME.stop" \
+    OUT="$RUN_OUT" BUDGET_S="${DETACHED_BUDGET_S:-1650}" KVERDICT_GPU_LOCK="$KV_HOME-lock/gpu.lock" STOP_FILE="$KV_HOME.stop" \
       setsid bash -c 'echo $$ > "$0.pid"; exec bash benchmarks/run_h200.sh "$@"' "$KV_HOME" "$@" \
       > "$RUN_OUT/run.log" 2>&1 < /dev/null &
     sleep 2; running && echo "started run_h200.sh $* (pid $(cat "$KV_HOME.pid")) in $KV_HOME" || { cat "$RUN_OUT/run.log"; exit 1; } ;;

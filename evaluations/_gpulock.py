@@ -16,7 +16,7 @@ flight to end or reach its own timing. Between the steps of its harness (a corre
 worker calls :func:`yield_to_timing`: where a timing waits, it finishes its queued device work, lets go and
 takes the device again after that timing, so timings wait for a step, not for whole jobs.
 
-A worker records how long it has waited for the lock in ``<lock>.wait-<pid>``; the runner extends
+A worker records how long it has waited for the lock in ``<lock>.d/wait-<pid>``; the runner extends
 that worker's deadline by the most it has read there (at most doubling it), so waiting for the GPU is never a
 timeout, even after the worker lets go of the lock and removes the file.
 Without the environment variable (one evaluation at a time, or the CPU) every function is a no-op.
@@ -50,9 +50,24 @@ def _path() -> str | None:
     return os.environ.get(ENV) or None
 
 
+def wait_folder(lock: str | os.PathLike[str]) -> Path:
+    """The lock's own folder, ``<lock>.d``: the one place beside the lock that a confined worker may write (its wait
+    file), whatever folder the lock file lies in. The lock files themselves are opened read-only (``flock`` needs no
+    more), so the lock may be named in a folder that holds anything else."""
+    return Path(f"{os.fspath(lock)}.d")
+
+
 def wait_file(lock: str | os.PathLike[str], pid: int) -> Path:
     """Where worker ``pid`` records its cumulative wait for the lock."""
-    return Path(f"{os.fspath(lock)}.wait-{pid}")
+    return wait_folder(lock) / f"wait-{pid}"
+
+
+def prepare(lock: str | os.PathLike[str]) -> None:
+    """Make the lock's files and its folder (:func:`wait_folder`) before any confined worker needs them: a confined
+    worker opens the files read-only and may create nothing beside them."""
+    wait_folder(lock).mkdir(parents=True, exist_ok=True)
+    for suffix in ("", ".gate", ".timings"):
+        os.close(os.open(f"{os.fspath(lock)}{suffix}", os.O_RDONLY | os.O_CREAT, 0o644))
 
 
 def waited_s(lock: str | os.PathLike[str] | None, pid: int) -> float:
@@ -167,9 +182,11 @@ def shared(label: str = "job") -> Iterator[None]:
     if path is None or _state["main"] is not None:
         yield
         return
-    main = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    gate = os.open(f"{path}.gate", os.O_RDWR | os.O_CREAT, 0o644)
-    timings = os.open(f"{path}.timings", os.O_RDWR | os.O_CREAT, 0o644)
+    with contextlib.suppress(OSError):  # made by prepare() where the worker is confined
+        wait_folder(path).mkdir(exist_ok=True)
+    main = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)  # flock needs no write access
+    gate = os.open(f"{path}.gate", os.O_RDONLY | os.O_CREAT, 0o644)
+    timings = os.open(f"{path}.timings", os.O_RDONLY | os.O_CREAT, 0o644)
     _state.update(main=main, gate=gate, timings=timings)
     trace("born", label)  # the process's start: what came before its job (imports, confinement) shows in a trace
     trace("begin", label)

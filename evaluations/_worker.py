@@ -161,7 +161,8 @@ def own_threads() -> Path:
 
 def writable_folders(job: Job, private: Path) -> list[Path]:
     """Where a candidate's worker may write: its private temporary folder, its own builds and caches, its evidence
-    file's folder, its timing-in-turns file, the GPU lock's folder, the devices (``/dev``: the GPU, ``/dev/null``,
+    file's folder, its timing-in-turns file, the GPU lock's own folder (``<lock>.d``, never the folder the lock file
+    lies in, which may hold anything), the devices (``/dev``: the GPU, ``/dev/null``,
     shared memory) and its own threads' names (:func:`own_threads`)."""
     folders = [private, Path("/dev"), own_threads()]
     if job.build_dir:
@@ -172,7 +173,8 @@ def writable_folders(job: Job, private: Path) -> list[Path]:
         folders.append(Path(job.options["turns"]))  # the one file of its timing in turns (``_turns``), not its folder
     lock = os.environ.get(_gpulock.ENV)
     if lock:
-        folders.append(Path(lock).parent)
+        _gpulock.prepare(lock)  # before the rule is made: the confined worker only opens the lock's files
+        folders.append(_gpulock.wait_folder(lock))
         if os.environ.get(_gpulock.TRACE_ENV):  # a lock trace asked for by whoever runs the evaluation
             folders.append(Path(os.environ[_gpulock.TRACE_ENV]))
     folders += [Path(p) for p in os.environ.get(EXTRA_WRITABLE_ENV, "").split(os.pathsep) if p]

@@ -200,6 +200,11 @@ def confined_writes(args: tuple[object, list[str]]) -> dict[str, str]:
     _isolation._WATCH_WAKE.set()
     done.wait(10)
     found["a new thread's name"] = _name_a_new_thread()
+    if os.environ.get("KVERDICT_GPU_LOCK"):  # a concurrent run's lock: taken shared, then alone, while confined
+        from evaluations import _gpulock
+
+        with _gpulock.shared("confined"), _gpulock.exclusive():
+            found["the GPU lock"] = "held"
     runner = f"/proc/{os.getppid()}/oom_score_adj"  # its own value written back: harmless if it were let through
     found["the runner's /proc"] = _try_write(runner, Path(runner).read_text())
     return found

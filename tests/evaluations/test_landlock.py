@@ -63,7 +63,12 @@ def _refused(path: Path) -> bool:
     return False
 
 
-def test_a_candidate_worker_writes_its_own_scope_and_nothing_of_the_run(tmp_path):
+@pytest.mark.parametrize("lock", [None, "gpu.lock"], ids=["alone", "lock-beside-the-records"])
+def test_a_candidate_worker_writes_its_own_scope_and_nothing_of_the_run(tmp_path, monkeypatch, lock):
+    """``lock``: a concurrent run's GPU lock named in the folder that also holds the records, the problems and the
+    builds (as ``KVERDICT_GPU_LOCK=/tmp/x.lock`` would): the worker takes it, and may write its own wait file only."""
+    if lock:
+        monkeypatch.setenv("KVERDICT_GPU_LOCK", str(tmp_path / lock))
     build, records, problems = tmp_path / "build", tmp_path / "records", tmp_path / "problems"
     for folder in (records, problems, build / "caches" / "baselines", build / "extensions" / "candidate-other"):
         folder.mkdir(parents=True)
@@ -77,18 +82,24 @@ def test_a_candidate_worker_writes_its_own_scope_and_nothing_of_the_run(tmp_path
              "baselines' cache": build / "caches" / "baselines" / "t",
              "another candidate's build": build / "extensions" / "candidate-other" / "lib.so",
              "the repository": Path(__file__).with_name("planted.py")}
+    expected = {"own build": "written", "own cache": "written", "evidence": "written", "records": "refused",
+                "problem": "refused", "baselines' cache": "refused", "another candidate's build": "refused",
+                "the repository": "refused"}
+    if lock:
+        paths["beside the lock"], expected["beside the lock"] = tmp_path / "planted.json", "refused"
+        paths["its wait file"], expected["its wait file"] = tmp_path / f"{lock}.d" / "wait-1", "written"
+        paths["the repository"] = paths.pop("the repository")  # last: the watcher thread tries it too
     result = run_isolated("isolation_targets:confined_writes", (job, [str(p) for p in paths.values()]),
                           timeout_s=60, log_path=tmp_path / "log")
     assert result.failure is None, result.output_tail
     found = {name: result.value[str(path)] for name, path in paths.items()}
-    assert found == {"own build": "written", "own cache": "written", "evidence": "written", "records": "refused",
-                     "problem": "refused", "baselines' cache": "refused", "another candidate's build": "refused",
-                     "the repository": "refused"}
+    assert found == expected
     assert result.value["temporary file"] == "written"  # into its private temporary folder
     assert result.value[f"watcher: {paths['the repository']}"] == "refused"
     assert result.value["a new thread's name"] == "written"  # CUDA's start-up fails (error 304) where it may not
     assert result.value["the runner's /proc"] == "refused"
     assert not paths["the repository"].exists()
+    assert result.value.get("the GPU lock") == ("held" if lock else None)
 
 
 @pytest.mark.skipif(not _landlock.scopes_signals(), reason="this kernel's Landlock cannot scope signals (ABI < 6)")
