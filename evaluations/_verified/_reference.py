@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from .. import _gpulock
 from ._integrity import outputs_of
 
 
@@ -54,8 +55,10 @@ class References:
         with torch.no_grad():
             with float32_mode(tf32=False):
                 strict = [o.detach() for o in outputs_of(self.model(*inputs))]
+            _gpulock.yield_to_timing()  # each reference is a step: a large model's three calls take seconds
             with float32_mode(tf32=True):
                 tf32 = [o.detach() for o in outputs_of(self.model(*inputs))]
+            _gpulock.yield_to_timing()
             ref64 = self._float64(inputs, strict)
         return ReferenceOutputs(ref64, strict, tf32)
 

@@ -21,6 +21,7 @@ import torch
 
 from schemas import ShapeCheck
 
+from .. import _gpulock
 from .._types import Job
 from .._worker import describe, load_problem
 from ._distributions import DISTRIBUTIONS, draw
@@ -134,6 +135,7 @@ def check_shapes(job: Job, model_new: type, tol: Tolerance, seed: int, init_seed
         names = ", ".join(c.name for c in constants)
         return ShapeCheck(message=f"not run: the reference failed with each size constant changed ({names})")
     base = {"constant": variant.const.name, "original": variant.const.value, "changed": variant.changed}
+    _gpulock.yield_to_timing()  # the reference at the changed size and the candidate's call are steps of their own
     try:
         seed_all(init_seed)
         candidate = model_new(*variant.init).to(device)

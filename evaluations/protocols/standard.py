@@ -185,6 +185,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
             expected = reference(*inputs)
             if job.device == "cuda":
                 torch.cuda.synchronize()
+            _gpulock.yield_to_timing()  # the reference's call and the candidate's are steps of their own
             output = candidate(*inputs)
             exhibits.add(f"trial {index}", outputs_of(output))
             checks.append(compare(output, expected, seed, index))

@@ -187,3 +187,23 @@ def test_a_lock_trace_names_the_step_that_kept_a_timing_waiting(tmp_path, lock, 
     assert blamed["times"] == 1 and blamed["seconds"] >= 0.7, blamed
     assert 0.0 < figures["timing_alone_share"] < 1.0
     assert figures["per_kind"]["job"]["alone"] >= 0.29, figures["per_kind"]
+
+
+def test_a_trial_s_reference_calls_are_steps_of_their_own(monkeypatch):
+    """The float32, TF32 and float64 calls of a problem's reference (seconds each for a large network) each end at
+    a yield point, so a timing that waits goes first after one of them, not after all three."""
+    import torch
+
+    from evaluations._verified._reference import References
+
+    steps: list[str] = []
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            steps.append(f"call {x.dtype}")
+            return x * 2
+
+    monkeypatch.setattr(_gpulock, "yield_to_timing", lambda: steps.append("yield"))
+    out = References(Model()).run([torch.ones(3)])
+    assert steps == ["call torch.float32", "yield", "call torch.float32", "yield", "call torch.float64"]
+    assert out.ref64[0].dtype == torch.float64 and torch.equal(out.strict32[0], torch.full((3,), 2.0))
