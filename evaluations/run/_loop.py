@@ -52,7 +52,6 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
             plan = _plan(runner, todo)
             bars = _Bars(progress, plan, len(todo), config.concurrent)
             _evaluate_chunks(runner, plan, bars)
-            _again_alone(runner, bars)
         except BaseException:
             runner.cancel.set()
             raise
@@ -128,7 +127,8 @@ class _Ahead(NamedTuple):
 
 def _evaluate_chunks(runner: Runner, plan: _Plan, bars: _Bars) -> None:
     """Prepare and evaluate each chunk in turn, with the next chunk's extensions building meanwhile where
-    ``plan.ahead``. Several at once (``plan.schedules``), the workers share the GPU through a lock."""
+    ``plan.ahead``, then again alone what ran out of memory beside others. Several at once (``plan.schedules``),
+    the workers share the GPU through a lock."""
     config = runner.config
     shared = _shared_gpu(config) if plan.schedules else nullcontext()
     with shared, ThreadPoolExecutor(max_workers=max(1, config.concurrent)) as pool, \
@@ -144,6 +144,7 @@ def _evaluate_chunks(runner: Runner, plan: _Plan, bars: _Bars) -> None:
                     _evaluate(runner, bars, item)
                 continue
             ahead = _evaluate_concurrently(runner, plan, i, late, bars, pool, builder)
+        _again_alone(runner, bars)  # still under the run's GPU lock, as every evaluation of the run
 
 
 def _prepare_first(runner: Runner, plan: _Plan, jobs: list[Job], bars: _Bars) -> list[Job]:
