@@ -169,11 +169,12 @@ def _loaded(folder: Path) -> Any:
 def _runner_view(protocol: str, device: str, work: Path, prewarm: bool | None) -> dict[str, float]:
     """Evaluate the candidate once through the runner on an empty output folder; time every step."""
     import schemas
-    from evaluations import _runner
+    from evaluations import run
     from evaluations._env import capture_environment
+    from evaluations.run import _base
 
     calls: list[tuple[str, float]] = []
-    original_isolated, original_write = _runner.run_isolated, schemas.write_record
+    original_isolated, original_write = _base.run_isolated, schemas.write_record
 
     def isolated(target: str, payload: Any, **kwargs: Any) -> Any:
         start = time.monotonic()
@@ -187,15 +188,15 @@ def _runner_view(protocol: str, device: str, work: Path, prewarm: bool | None) -
         original_write(path, record)
         calls.append(("record write", time.monotonic() - start))
 
-    _runner.run_isolated, schemas.write_record = isolated, write
+    _base.run_isolated, schemas.write_record = isolated, write
     try:
-        config = _runner.RunConfig(out_dir=work / "out", protocols=(protocol,), device=device,
-                                   build_dir=work / "build", progress=False, prewarm=prewarm)
+        config = run.RunConfig(out_dir=work / "out", protocols=(protocol,), device=device,
+                               build_dir=work / "build", progress=False, prewarm=prewarm)
         start = time.monotonic()
-        summary = _runner.run(_loaded(work), config, capture_environment(device))
+        summary = run.run(_loaded(work), config, capture_environment(device))
         total = time.monotonic() - start
     finally:
-        _runner.run_isolated, schemas.write_record = original_isolated, original_write
+        _base.run_isolated, schemas.write_record = original_isolated, original_write
     status = summary.records[0].status if summary.records else "no record"
     figures: dict[str, float] = {}
     for tag, wall in calls:

@@ -230,8 +230,8 @@ def reproduce(path: Path, *, out_dir: Path | None = None, device: str = "cuda",
     """Re-run the record at ``path`` and write its reproduction record; see the module docstring."""
     from ._env import capture_environment
     from ._loaders import Loaded
-    from ._runner import RunConfig, Runner
     from .protocols import ProtocolUnavailable, get_protocol
+    from .run import RunConfig, Runner
 
     original = load_original(path)
     root = records_root_of(path, original)

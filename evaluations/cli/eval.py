@@ -136,7 +136,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], options: dict[str, int]) -> int:
     from .._env import resolve_device
-    from .._runner import RunConfig, RunSummary, default_prewarm
+    from ..run import RunConfig, RunSummary, default_prewarm
 
     try:
         device = resolve_device(args.device)
@@ -165,8 +165,8 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
 def _executor(args: argparse.Namespace, config: Any, device: str) -> Any:
     """What runs the evaluations, as ``execute(loaded, summary)``: in this process, on lanes, or on Ray."""
     from .._env import capture_environment
-    from .._runner import run
     from ..executors import LocalExecutor, RayExecutor, RayUnavailable, lanes_for
+    from ..run import run
 
     if args.executor == "ray":
         executor = RayExecutor(config, args.address, args.cpus_per_task)

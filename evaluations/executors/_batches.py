@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._loaders import Loaded
-from .._runner import RunConfig, RunSummary
+from ..run import RunConfig, RunSummary
 
 
 @dataclass(frozen=True)

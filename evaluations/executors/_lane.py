@@ -1,7 +1,7 @@
 """One lane: a process that runs one batch (``python -m evaluations.executors._lane SPEC REPORT``).
 
 The executor starts a lane per batch with its device chosen in the environment (``CUDA_VISIBLE_DEVICES``,
-or a set of CPU cores). The lane is an ordinary run of the runner (``_runner.run``) over the batch: every
+or a set of CPU cores). The lane is an ordinary run of the runner (``run.run``) over the batch: every
 candidate and baseline in its own confined worker, records written atomically as they are made, finished
 records skipped. ``SPEC`` is a pickled :class:`LaneSpec` the executor wrote; ``REPORT`` receives the
 :class:`BatchReport`. A lane whose executor dies stops as on Ctrl-C: its finished records are kept.
@@ -34,7 +34,7 @@ def run_lane(spec_path: Path, report_path: Path) -> int:
     from schemas import write_text
 
     from .._env import capture_environment
-    from .._runner import RunSummary, run
+    from ..run import RunSummary, run
     from ._batches import BatchReport, LaneSpec
 
     spec = pickle.loads(spec_path.read_bytes())  # noqa: S301 - written by this lane's executor, never by a candidate

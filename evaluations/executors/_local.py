@@ -26,7 +26,7 @@ from schemas import Environment
 
 from .. import _confine
 from .._loaders import Loaded
-from .._runner import RunConfig, Runner, RunSummary, progress_bar
+from ..run import RunConfig, Runner, RunSummary, progress_bar
 from ._batches import Batch, BatchReport, LaneSpec, batches
 
 MAX_ATTEMPTS = 3

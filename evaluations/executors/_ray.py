@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .._loaders import Loaded
-from .._runner import RunConfig, RunSummary, progress_bar
+from ..run import RunConfig, RunSummary, progress_bar
 from ._batches import Batch, LaneSpec, batches
 from ._local import MAX_ATTEMPTS, Lane, LocalExecutor
 

@@ -114,7 +114,7 @@ def test_resume_skips_finished_work(main_run, capsys):
 def test_a_record_of_another_protocol_version_is_not_finished_work(main_run):
     from types import SimpleNamespace
 
-    from evaluations._runner import _finished
+    from evaluations.run._paths import finished_record
     from schemas._manifest import Manifest
 
     base, _, _ = main_run
@@ -125,7 +125,7 @@ def test_a_record_of_another_protocol_version_is_not_finished_work(main_run):
     manifest = Manifest(base / "out")
 
     def finished(info=record.protocol, env=record.environment, source=problem):
-        return _finished(path, candidate, source, info, env, manifest.contradicts(path))
+        return finished_record(path, candidate, source, info, env, manifest.contradicts(path))
 
     assert finished() == record  # resume skips it
     assert finished(info=record.protocol.model_copy(update={"version": record.protocol.version + ".1"})) is None
@@ -166,7 +166,7 @@ def test_killed_run_keeps_finished_records(tmp_path, fixtures_dir):
 def test_spare_workers_give_the_same_verdicts_and_leave_nothing_behind(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
+    from evaluations.run import RunConfig, run
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py")
     cands = _candidates(tmp_path / "cands", fixtures_dir, names)
@@ -186,7 +186,7 @@ def test_spare_workers_give_the_same_verdicts_and_leave_nothing_behind(tmp_path,
 def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_once(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
+    from evaluations.run import RunConfig, run
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__exit.py", "2_tiny_add.py", "3_tiny_scale.py")
     cands = _candidates(tmp_path / "cands", fixtures_dir, names)
@@ -239,7 +239,7 @@ def _out_of_memory_candidates(tmp_path: Path, fixtures_dir: Path, times: dict[st
 def test_running_out_of_memory_beside_others_is_evaluated_again_alone(tmp_path, fixtures_dir, monkeypatch, concurrent):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
+    from evaluations.run import RunConfig, run
 
     counters = _out_of_memory_candidates(tmp_path, fixtures_dir, {"oom_once": 1, "oom_always": 99})
     monkeypatch.setenv("KVERDICT_WORKER_WRITABLE", str(counters))  # confined workers may count there
@@ -267,7 +267,7 @@ def test_running_out_of_memory_beside_others_is_evaluated_again_alone(tmp_path, 
 def test_out_of_memory_is_read_from_a_runtime_error_or_from_a_judge_that_could_not_rule():
     from evaluations._judge import NOT_JUDGED
     from evaluations._outcomes import CandidateOutcome
-    from evaluations._runner import out_of_memory
+    from evaluations.run import out_of_memory
 
     oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB"
     assert out_of_memory(CandidateOutcome(status="runtime_error", error=oom))
@@ -280,7 +280,7 @@ def test_out_of_memory_is_read_from_a_runtime_error_or_from_a_judge_that_could_n
 def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, Runner
+    from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
@@ -298,8 +298,8 @@ def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
 def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_sample_and_method(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, Runner
     from evaluations._verified._timing import TimingPlan, calls_per_sample, uses_graph
+    from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
@@ -339,7 +339,7 @@ def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_s
 def test_a_paced_baseline_is_not_measured_when_the_eager_one_failed(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, Runner
+    from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
@@ -355,7 +355,7 @@ def test_a_paced_baseline_is_not_measured_when_the_eager_one_failed(tmp_path, fi
 def test_a_pool_of_spares_serves_a_concurrent_run_with_the_same_verdicts(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
+    from evaluations.run import RunConfig, run
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py", "2_tiny_add.py")
     cands = _candidates(tmp_path / "cands", fixtures_dir, names)
@@ -375,7 +375,7 @@ def test_a_pool_of_spares_serves_a_concurrent_run_with_the_same_verdicts(tmp_pat
 def test_the_prepare_stage_gives_a_failing_import_its_compile_error_once_for_both_protocols(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
+    from evaluations.run import RunConfig, run
 
     cands = tmp_path / "cands"
     cands.mkdir()
@@ -397,7 +397,7 @@ def test_the_prepare_stage_gives_a_failing_import_its_compile_error_once_for_bot
 def test_a_concurrent_run_starts_problems_window_by_window_pacers_first(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, Runner
+    from evaluations.run import RunConfig, Runner
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py", "3_tiny_scale.py")
     cands = _candidates(tmp_path / "cands", fixtures_dir, names)
@@ -424,15 +424,14 @@ def test_a_concurrent_run_starts_problems_window_by_window_pacers_first(tmp_path
 
 
 def test_a_run_prepares_and_evaluates_its_problems_chunk_by_chunk(tmp_path, fixtures_dir, monkeypatch):
-    from evaluations import _runner
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, Runner
+    from evaluations.run import RunConfig, Runner
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py", "3_tiny_scale.py")
     cands = _candidates(tmp_path / "cands", fixtures_dir, names)
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
-    monkeypatch.setattr(_runner, "PREPARE_CHUNK_WINDOWS", 1)
+    monkeypatch.setattr("evaluations.run._schedule.PREPARE_CHUNK_WINDOWS", 1)
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard", "verified"), device="cpu", timeout_s=120,
                        build_dir=tmp_path / "build", progress=False, concurrent=2)
     runner = Runner(loaded, config, capture_environment("cpu"))
@@ -441,7 +440,7 @@ def test_a_run_prepares_and_evaluates_its_problems_chunk_by_chunk(tmp_path, fixt
     problems = [sorted({c.problem_key.rsplit("/", 1)[1] for _, c, _ in chunk}) for chunk in chunks]
     assert problems == [["1", "2"], ["3"]]  # whole problems, in order, one window of two problems each
     assert sorted(map(str, (p for chunk in chunks for _, _, p in chunk))) == sorted(str(p) for _, _, p in todo)
-    monkeypatch.setattr(_runner, "PREPARE_CHUNK_PROBLEMS", 2)
+    monkeypatch.setattr("evaluations.run._schedule.PREPARE_CHUNK_PROBLEMS", 2)
     single = Runner(loaded, RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu",
                                       build_dir=tmp_path / "build", progress=False), capture_environment("cpu"))
     assert [len({c.problem_key for _, c, _ in ch}) for ch in single.chunks(single.pending())] == [2, 1]
@@ -464,7 +463,7 @@ def test_a_candidate_prepared_once_is_not_prepared_again_with_the_same_build_fol
 
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
+    from evaluations.run import RunConfig, run
 
     cands = tmp_path / "cands"
     cands.mkdir()
@@ -502,7 +501,7 @@ def test_the_prepare_stage_compiles_each_compile_baseline_still_to_measure_into_
                                                                                                    fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, Runner
+    from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py"))
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
@@ -568,7 +567,7 @@ def test_an_extension_that_failed_to_build_is_not_built_again_by_the_candidates_
 def test_only_extension_builds_are_prepared_beside_the_timings_of_the_chunk_before(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, Runner
+    from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     (cands / "2_tiny_add__cpp.py").write_text(_builds_cpp(fixtures_dir, "2_tiny_add.py"), encoding="utf-8")
@@ -599,13 +598,13 @@ def _build_and_last_write(summary: Any, source: str, first_chunk: tuple[str, ...
 def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_path, fixtures_dir, monkeypatch):
     import re
 
-    from evaluations import _runner, _worker
+    from evaluations import _worker
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
     from evaluations._types import sha256_text
+    from evaluations.run import RunConfig, run
 
-    monkeypatch.setattr(_runner, "PREPARE_CHUNK_WINDOWS", 1)  # chunks of two problems: (1, 2), then (3)
+    monkeypatch.setattr("evaluations.run._schedule.PREPARE_CHUNK_WINDOWS", 1)  # chunks of two problems: (1, 2), then (3)
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     (cands / "2_tiny_add__plain.py").write_text(_as_candidate(fixtures_dir, "2_tiny_add.py"), encoding="utf-8")
     source = _builds_cpp(fixtures_dir, "3_tiny_scale.py")
@@ -639,8 +638,8 @@ def test_a_chunks_own_extension_builds_run_beside_its_baselines_and_its_candidat
         tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
     from evaluations._types import sha256_text
+    from evaluations.run import RunConfig, run
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "2_tiny_add.py"))
     # an import that takes seconds stands for an extension build (the prepare stage imports the candidate)
@@ -674,7 +673,7 @@ def test_a_chunks_own_extension_builds_run_beside_its_baselines_and_its_candidat
 def test_a_build_that_fails_beside_its_chunks_baselines_is_its_candidates_compile_error(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
+    from evaluations.run import RunConfig, run
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     broken = _builds_cpp(fixtures_dir, "3_tiny_scale.py") + "raise RuntimeError('ninja: build stopped: subcommand failed')\n"

@@ -197,7 +197,7 @@ def test_which_timings_follow_the_hosts_own_speed():
 def test_only_a_protocol_that_takes_turns_times_candidates_in_turns(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, Runner
+    from evaluations.run import RunConfig, Runner
 
     loaded = load_inputs(fixtures_dir / "problems", fixtures_dir / "candidates", model="m")
     l3_30 = _eager(11.3, 12.4)

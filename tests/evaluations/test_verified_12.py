@@ -150,7 +150,7 @@ def test_torchs_inductor_thread_passes_and_one_named_like_it_does_not():
 def v12_run(tmp_path_factory):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._runner import RunConfig, run
+    from evaluations.run import RunConfig, run
 
     base = tmp_path_factory.mktemp("v12")
     loaded = load_inputs(FIXTURES / "problems", FIXTURES / "candidates", model="fixture-model")

@@ -1,0 +1,55 @@
+"""What a worker's failure means for its candidate: the status, by how the worker ended, and a bounded error text."""
+
+from __future__ import annotations
+
+import schemas
+
+from .. import _judge
+from .._isolation import IsolatedResult
+from .._outcomes import CandidateOutcome
+
+MAX_ERROR_CHARS = 4000
+"""Length limit of a record's ``error`` (the schema's)."""
+OUT_OF_MEMORY = ("OutOfMemoryError", "CUDA out of memory", "CUDA error: out of memory")
+"""How a worker's error names running out of device memory (torch's exception, the CUDA error)."""
+
+
+def error_text(message: str | None, tail: str) -> str | None:
+    """A worker's error message with its output's tail (unless the message holds it), cut in the middle to fit."""
+    parts = [p.strip() for p in (message, tail) if p and p.strip()]
+    if not parts:
+        return None
+    text = parts[0] if len(parts) == 1 or parts[1] in parts[0] else f"{parts[0]}\n--- output ---\n{parts[1]}"
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS // 2 - 5] + "\n...\n" + text[-MAX_ERROR_CHARS // 2 + 5:]
+
+
+def failed_outcome(result: IsolatedResult, *, building: bool = False) -> CandidateOutcome:
+    """The outcome of a worker that returned nothing: classified by how it ended, not by its text."""
+    assert result.failure is not None
+    failure = result.failure
+    if failure.kind == "timeout":
+        status = "timeout"
+    elif failure.kind == "exception" and building:
+        status = "compile_error"
+    else:
+        status = "runtime_error"
+    message = failure.message if failure.traceback is None else failure.traceback
+    return CandidateOutcome(status=status, error=error_text(message, result.output_tail))
+
+
+def reported_outcome(result: IsolatedResult) -> CandidateOutcome:
+    """The worker's outcome as reported, or the failure's; a value that is no outcome at all is a ``runtime_error``."""
+    if not result.ok:
+        return failed_outcome(result)
+    if not isinstance(result.value, CandidateOutcome) or result.value.status not in schemas.STATUSES:
+        return CandidateOutcome(status="runtime_error", error="its worker returned something other than an outcome")
+    return result.value
+
+
+def out_of_memory(outcome: CandidateOutcome) -> bool:
+    """Whether an evaluation failed, or its judge could not rule, by running out of device memory (the
+    candidate's or the harness's own allocations: while other workers hold memory, either can fail where it
+    would not alone)."""
+    texts = [outcome.error or ""] if outcome.status == "runtime_error" else []
+    texts += [note for note in outcome.notes if note.startswith(_judge.NOT_JUDGED)]
+    return any(m in text for text in texts for m in OUT_OF_MEMORY)

@@ -1,0 +1,223 @@
+"""The :class:`Runner`: which evaluations are still to do, their problems' baselines (reused or measured), and
+each candidate's evaluation, judged and written as a record the moment it is finished."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import ModuleType
+
+import pydantic
+
+from schemas import BaselineRecord, Record
+
+from .. import _judge
+from .._outcomes import BaselineOutcome, CandidateOutcome
+from .._types import AlgorithmFlags, Candidate, Job, Problem
+from . import _schedule
+from ._failures import error_text, out_of_memory, reported_outcome
+from ._in_turns import TakingTurns
+from ._paths import baseline_path, finished_record, flag_models, flag_tag, problem_ref, record_path
+from ._prepare import Preparing
+from ._records import assemble_record
+from ._schedule import Work
+
+
+class Runner(Preparing, TakingTurns):
+    """One ``kverdict eval`` run over loaded problems and candidates: its state and isolated jobs
+    (``RunnerBase``), its prepare stage (``Preparing``), its timings in turns (``TakingTurns``) and, here, its
+    baselines and evaluations."""
+
+    def pending(self) -> list[tuple[str, Candidate, Path]]:
+        """(protocol, candidate, record path) still to evaluate; finished ones go to the summary."""
+        todo = []
+        for name, info in self.infos.items():
+            for c in self.candidates:
+                path = record_path(self.config.out_dir, self.env, info, self.problems[c.problem_key], c)
+                tampered = self.manifest.contradicts(path)
+                if tampered:
+                    self.summary.tampered.append(path)
+                done = finished_record(path, c, self.problems[c.problem_key], info, self.env, tampered)
+                if done is not None:
+                    self.summary.skipped.append(path)
+                    self.summary.records.append(done)
+                else:
+                    todo.append((name, c, path))
+        return todo
+
+    def chunks(self, todo: list[tuple[str, Candidate, Path]]) -> list[list[tuple[str, Candidate, Path]]]:
+        """``todo`` in chunks of whole problems, each prepared just before it is evaluated (``_schedule.chunks``)."""
+        return _schedule.chunks(todo, self.config.concurrent)
+
+    def schedule(self, todo: list[tuple[str, Candidate, Path]]) -> list[Work]:
+        """The baselines and candidates of ``todo`` in the order a concurrent run starts them (``_schedule.schedule``)."""
+        return _schedule.schedule(todo, self.protocols, self.config.concurrent)
+
+    def baseline(self, protocol: str, problem: Problem, kind: str, flags: AlgorithmFlags = ()) -> BaselineRecord | None:
+        """The baseline record of (problem, protocol, kind, algorithm flags) here: reused from disk, or measured now."""
+        key = (protocol, problem.key, flag_tag(kind, flags))
+        with self._locks_guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:  # concurrent candidates of one problem measure its baseline once
+            return self._baseline(protocol, problem, kind, key, flags)
+
+    def _baseline(self, protocol: str, problem: Problem, kind: str, key: tuple[str, str, str],
+                  flags: AlgorithmFlags = ()) -> BaselineRecord | None:
+        if key in self._baselines:
+            return self._baselines[key]
+        info, module = self.infos[protocol], self.protocols[protocol]
+        path = baseline_path(self.config.out_dir, self.env, info, problem, kind, flags)
+        record = self._reuse_baseline(path, problem, info)
+        if record is None:
+            # paced like the candidate: by the eager baseline of PyTorch's default flags, itself included when flagged
+            needed, pacer = self._pacer(protocol, problem, None if flags else kind)
+            if needed and pacer is None:
+                return None  # the eager baseline failed (already reported) or was interrupted
+            job = self._job(protocol, problem, kind=kind, pacer=pacer, flags=flags)
+            tag = flag_tag(kind, flags)
+            result = self._isolated("evaluations._worker:run_job", job, f"baseline-{protocol}-{problem.sha256[:12]}-{tag}",
+                                    self.config.timeout_s, "baseline")
+            if not result.ok:
+                if result.failure is not None and result.failure.kind == "cancelled":
+                    return None  # interrupted, not failed: measured again by the re-run
+                reason = result.failure.message if result.failure else "no result"
+                self.summary.reference_failures[problem.key] = f"{kind} baseline: {reason}"
+                self._baselines[key] = None
+                return None
+            outcome: BaselineOutcome = result.value  # its peak memory was measured first in the same fresh process
+            peak = outcome.peak_memory_bytes
+            missing = None if peak is not None else self._memory_missing(module, job)
+            record = BaselineRecord(problem=problem_ref(problem), protocol=info, kind=kind,
+                                    environment=self._stamped(), timing=outcome.timing, peak_memory_bytes=peak,
+                                    peak_memory_missing=missing, algorithm_flags=flag_models(flags))
+            self._write(path, record)
+        self._baselines[key] = record
+        return record
+
+    def _pacer(self, protocol: str, problem: Problem, kind: str | None = None) -> tuple[bool, BaselineRecord | None]:
+        """(whether a pacer is needed, the pacer): the baseline whose calls per event pair and method
+        (eager calls or CUDA graph replays) every other timing of the problem reuses (the eager one).
+        Not needed for the pacer itself, nor where the protocol times one call per pair anyway (the
+        standard one); when needed but missing (failed or interrupted), nothing of the problem may be
+        timed."""
+        module = self.protocols[protocol]
+        pacer_kind = module.SPEEDUP_BASELINE["vs_eager"]
+        if kind == pacer_kind or not getattr(module, "PACED_BY_EAGER_BASELINE", False):
+            return False, None
+        return True, self.baseline(protocol, problem, pacer_kind)
+
+    def _memory_missing(self, module: ModuleType, job: Job) -> str:
+        """Why a worker measured no peak memory (the record says so rather than leave a silent gap)."""
+        if not hasattr(module, "measure_memory"):
+            return f"not measured: the {job.protocol} protocol measures no memory"
+        if job.device != "cuda":
+            return f"not measured: no device allocator on {job.device}"
+        return "the worker that timed it returned no peak memory"
+
+    def _memory(self, module: ModuleType, job: Job, tag: str) -> tuple[int | None, str | None]:
+        """(peak bytes of one call, measured in a fresh worker; or None and why not)."""
+        if not hasattr(module, "measure_memory") or job.device != "cuda":
+            return None, self._memory_missing(module, job)
+        result = self._isolated("evaluations._worker:memory_job", job, tag, self.config.timeout_s, "memory")
+        if result.ok and result.value is not None:
+            return result.value, None
+        why = result.failure.message if result.failure is not None else "the measurement returned nothing"
+        return None, f"the measurement in a fresh worker failed: {why[:300]}"
+
+    def evaluate(self, protocol: str, candidate: Candidate, path: Path, alone: bool = False) -> Record | None:
+        """Evaluate one candidate under one protocol and write its record; None if its reference failed, or if
+        it ran out of memory while other evaluations shared the device (then it waits in ``again_alone`` to be
+        evaluated ``alone`` once the rest are done: the memory others held is no verdict on it)."""
+        module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
+        baselines = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
+        if any(b is None for b in baselines.values()):
+            return None
+        if not self.built(candidate):  # its build, beside this chunk's baselines, did not end: interrupted
+            return None
+        tag = f"eval-{protocol}-{candidate.sha256[:16]}"
+        job, evidence = _judge.prepare_job(self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1]),
+                                           self.config.build_dir, tag)
+        outcome = self._build_errors.get(candidate.sha256)
+        in_turns: dict[str, BaselineRecord] = {}
+        if outcome is None:
+            judged = self._judged(module, job, baselines, tag, evidence)  # type: ignore[arg-type]
+            if judged is None:
+                return None  # the run was interrupted: no verdict, and a re-run evaluates it again
+            outcome, in_turns = judged
+            if not alone and self.config.concurrent > 1 and out_of_memory(outcome):
+                self.again_alone.append((protocol, candidate, path))
+                return None
+            if self.cancel.is_set():
+                return None
+        if outcome.status == "correct" and outcome.peak_memory_bytes is None:
+            outcome.peak_memory_bytes, outcome.peak_memory_missing = self._memory(
+                module, job, f"mem-{protocol}-{candidate.sha256[:16]}")
+        flagged, flag_notes = self.flagged_baselines(protocol, problem, outcome)
+        if flagged and in_turns:
+            flag_notes.append("the baselines with the candidate's flags were timed alone, not in turns beside it: "
+                              "its speedups are ratios of medians")
+        if flagged:
+            baselines, in_turns = {**baselines, **flagged}, {k: b for k, b in in_turns.items() if k not in flagged}
+        outcome.notes = [*outcome.notes, *flag_notes]
+        if self.cancel.is_set():
+            return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
+        if alone:
+            outcome.notes = [*outcome.notes, f"its evaluation or its judge ran out of device memory while other "
+                             f"evaluations shared the device ({self.config.concurrent} at once in this run); "
+                             "evaluated again alone, after the rest"]
+        elif self._concurrency_note:
+            outcome.notes = [*outcome.notes, self._concurrency_note]
+        record = self._record(protocol, problem, candidate, outcome, baselines, in_turns)  # type: ignore[arg-type]
+        self._write(path, record)
+        return record
+
+    def _judged(self, module: ModuleType, job: Job, baselines: dict[str, BaselineRecord], tag: str,
+                evidence: Path) -> tuple[CandidateOutcome, dict[str, BaselineRecord]] | None:
+        """The candidate's outcome as its worker reported it and the judge ruled, with the baselines timed in turns
+        beside it (none where it was timed alone); None if the run was interrupted meanwhile."""
+        clock = _judge.OuterClock()
+        in_turns: dict[str, BaselineRecord] = {}
+        if self._in_turns(module, baselines):
+            result, in_turns, turn_notes = self.timed_in_turns(job, baselines, tag, clock.answer)
+        else:
+            result, turn_notes = self._isolated("evaluations._worker:run_job", job, tag, self.config.timeout_s,
+                                                "candidate", answer=clock.answer), []
+        if result.failure is not None and result.failure.kind == "cancelled":
+            return None
+        outcome = reported_outcome(result)
+        if result.ok and outcome.error and result.output_tail.strip() and outcome.status != "incorrect":
+            outcome.error = error_text(outcome.error, result.output_tail)
+        outcome.notes = [*outcome.notes, *turn_notes]
+        _judge.judge_outcome(lambda target, request, t: self._isolated(target, request, t, self.config.timeout_s,
+                                                                       "judge"), job, outcome, clock, evidence, tag)
+        return outcome, in_turns
+
+    def _record(self, protocol: str, problem: Problem, candidate: Candidate, outcome: CandidateOutcome,
+                baselines: dict[str, BaselineRecord], in_turns: dict[str, BaselineRecord]) -> Record:
+        """The candidate's record; a worker's report that breaks the schema is no verdict but a ``runtime_error``."""
+        try:
+            return assemble_record(self, protocol, problem, candidate, outcome,
+                                   {**baselines, **in_turns}, in_turns=set(in_turns))
+        except pydantic.ValidationError as exc:
+            outcome = CandidateOutcome(status="runtime_error",
+                                       error=f"its worker's report is not a valid record: {str(exc)[:1500]}")
+            return assemble_record(self, protocol, problem, candidate, outcome, baselines)
+
+    def flagged_baselines(self, protocol: str, problem: Problem,
+                          outcome: CandidateOutcome) -> tuple[dict[str, BaselineRecord], list[str]]:
+        """Baselines of every kind timed with the algorithm-choice flags a correct candidate set (each in its own
+        worker, cached per flag set like any baseline), for its speedups; notes where one could not be timed
+        (that kind keeps PyTorch's default flags). Nothing for a candidate that set none."""
+        if not outcome.algorithm_flags or outcome.status != "correct":
+            return {}, []
+        flagged, notes = {}, []
+        for kind in self.protocols[protocol].BASELINE_KINDS:
+            record = self.baseline(protocol, problem, kind, outcome.algorithm_flags)
+            if record is not None:
+                flagged[kind] = record
+            else:
+                notes.append(f"the {kind} baseline could not be timed with the candidate's flags "
+                             f"({', '.join(f.token for f in flag_models(outcome.algorithm_flags))}); its speedup is "
+                             "against PyTorch's default flags")
+        return flagged, notes
+
