@@ -63,8 +63,9 @@ def wait_file(lock: str | os.PathLike[str], pid: int) -> Path:
 
 
 def prepare(lock: str | os.PathLike[str]) -> None:
-    """Make the lock's files and its folder (:func:`wait_folder`) before any confined worker needs them: a confined
-    worker opens the files read-only and may create nothing beside them."""
+    """Make the lock's files and its folder (:func:`wait_folder`): called by a worker before it confines itself
+    (``_worker.writable_folders``), since a confined worker opens the files read-only and may create nothing beside
+    them. An unconfined worker makes them as it takes the lock (:func:`shared`)."""
     wait_folder(lock).mkdir(parents=True, exist_ok=True)
     for suffix in ("", ".gate", ".timings"):
         os.close(os.open(f"{os.fspath(lock)}{suffix}", os.O_RDONLY | os.O_CREAT, 0o644))

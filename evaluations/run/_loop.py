@@ -213,13 +213,10 @@ def _again_alone(runner: Runner, bars: _Bars) -> None:
 def _shared_gpu(config: RunConfig) -> Iterator[None]:
     """Name a fresh GPU lock file for the workers of a concurrent CUDA run (``_gpulock``)."""
     if config.device != "cuda" or os.environ.get(_gpulock.ENV):
-        if config.device == "cuda":  # an outer run's lock: its files made here, by the runner
-            _gpulock.prepare(os.environ[_gpulock.ENV])
         yield  # CPU timings are host-clock and not shared; or an outer run already set a lock
         return
     with tempfile.TemporaryDirectory(prefix="kv-gpulock-") as folder:
         os.environ[_gpulock.ENV] = str(Path(folder) / "gpu.lock")
-        _gpulock.prepare(os.environ[_gpulock.ENV])
         try:
             yield
         finally:
