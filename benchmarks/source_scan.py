@@ -61,10 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         seen += 1
         builds += bool(re.search(BUILD, source))
         for number, text in enumerate(source.splitlines(), 1):
-            for kind, pattern in RISKY.items():
-                if re.search(pattern, text):
-                    hits[kind] += 1
-                    print(f"{path.name}:{number}: [{kind}] {text.strip()[:160]}")
+            kinds = [kind for kind, pattern in RISKY.items() if re.search(pattern, text)]
+            if kinds:  # a line once, with every kind it matches
+                hits.update(kinds)
+                print(f"{path.name}:{number}: [{', '.join(kinds)}] {text.strip()[:160]}")
     print(f"\n{seen} records, their kernel and problem found in the bundle by sha256; "
           f"{len(unknown)} not found{': ' + ', '.join(unknown) if unknown else ''}")
     print(f"{builds} of them build an extension or a Triton kernel (into their own build folder)")
