@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from evaluations import _gpulock  # noqa: E402
 from evaluations._outcomes import mean, median, quantile  # noqa: E402
 from evaluations._verified._setup import to_device  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
@@ -169,6 +170,13 @@ def build_pair(source: str, tag: str, folder: Path) -> tuple[ModuleType, torch.n
 def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str, Any]:
     """Times of the reference and of its separately built copy under every recipe (or those in ``only``)."""
     names = [n for n in RECIPES if only is None or n in only]
+    # beside a run that shares the GPU (KVERDICT_GPU_LOCK set, e.g. a detached run on the same machine): hold the
+    # device shared like one of its workers and every timing alone, so neither disturbs the other's timings
+    with _gpulock.shared("self-speedup"):
+        return _measure(task, folder, names)
+
+
+def _measure(task: Task, folder: Path, names: list[str]) -> dict[str, Any]:
     reference, ref_model, copy_model = build_pair(task.source, f"l{task.level}_{task.task_id}", folder)
     with torch.no_grad():
         set_seed(SEED)
@@ -184,8 +192,9 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
                 if "self_speedup" in LAST_SPEEDUP:  # timed in turns: the median of per-round ratios
                     paired[name] = LAST_SPEEDUP["self_speedup"]
             else:
-                ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
-                copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]
+                with _gpulock.exclusive():  # the verified recipe takes the device alone itself
+                    ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
+                    copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]
         del sets
     return {"ref_ms": ref_ms, "copy_ms": copy_ms, "clock_mhz": clocks, "method": methods,
             "self_speedup": {n: paired.get(n, ref_ms[n] / copy_ms[n]) for n in names if copy_ms[n] > 0},
