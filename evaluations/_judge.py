@@ -296,7 +296,7 @@ def prepare_job(job: Any, build_dir: Path, tag: str) -> tuple[Any, Path]:
     """The evaluation job with the evidence file's path and a base seed the runner chose (so the judge can draw
     the same trials), and that path, cleared of anything an earlier attempt left. Each evaluation's file is in a
     folder of its own, the only one of the evidence folder its worker may write (``_worker.writable_folders``)."""
-    evidence = build_dir / "evidence" / tag / "outputs.pt"
+    evidence = build_dir.absolute() / "evidence" / tag / "outputs.pt"  # the worker works in a folder of its own
     shutil.rmtree(evidence.parent, ignore_errors=True)
     evidence.parent.mkdir(parents=True, exist_ok=True)
     options = {**job.options, "evidence": str(evidence)}

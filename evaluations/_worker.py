@@ -122,7 +122,7 @@ def use_caches(job: Job) -> None:
     """
     if not job.build_dir:
         return
-    root = Path(job.build_dir) / "caches" / "baselines" if job.candidate is None else candidate_scope(job, "caches")
+    root = Path(job.build_dir).absolute() / "caches" / "baselines" if job.candidate is None else candidate_scope(job, "caches")
     os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
@@ -132,7 +132,7 @@ def candidate_scope(job: Job, kind: str) -> Path:
     """The candidate's own folder of the build folder's ``kind`` (``extensions``, ``caches``): builds and compiler
     caches are shared by the evaluations of one candidate (both protocols, prepare and evaluation) and by no other."""
     assert job.build_dir and job.candidate is not None
-    return Path(job.build_dir) / kind / f"candidate-{job.candidate.sha256[:16]}"
+    return Path(job.build_dir).absolute() / kind / f"candidate-{job.candidate.sha256[:16]}"
 
 
 CONFINE_ENV = "KVERDICT_CONFINE_WRITES"
@@ -189,20 +189,22 @@ def unconfined_reason() -> str | None:
 
 
 def confine_writes(job: Job) -> None:
-    """Before candidate code runs: move this process's temporary files into a private folder and take from its
-    threads the right to write anywhere but :func:`writable_folders` and, where the kernel can, to signal any
-    process outside the worker and its children (``_landlock``). The records, the problem
-    sources, the repository, installed packages and other candidates' builds stay out of reach. Where the kernel
-    has no Landlock the worker says so on its output and runs unconfined (``kverdict eval`` says so at start)."""
+    """Before candidate code runs: give this process a private folder of its own (its temporary files, its home and
+    its working directory, :func:`private_home`), then take from its threads the right to write anywhere but
+    :func:`writable_folders` and, where the kernel can, to signal any process outside the worker and its children
+    (``_landlock``). The records, the problem sources, the repository, installed packages and other candidates'
+    builds stay out of reach. Where the kernel has no Landlock the worker says so on its output and runs unconfined
+    (``kverdict eval`` says so at start), in a private folder all the same."""
     if job.candidate is None:
-        return
-    why = unconfined_reason()
-    if why:
-        print(f"kverdict worker: writes not confined: {why}", file=sys.stderr)
         return
     private = Path(tempfile.mkdtemp(prefix=f"kv-tmp-{os.getpid()}-"))  # removed with the worker (_confine)
     os.environ["TMPDIR"] = tempfile.tempdir = str(private)  # compilers and Triton write their temporary files here
     os.environ.setdefault("CUDA_CACHE_PATH", str(private / "nv"))
+    private_home(job, private)
+    why = unconfined_reason()
+    if why:
+        print(f"kverdict worker: writes not confined: {why}", file=sys.stderr)
+        return
     if job.build_dir:  # its own scopes exist before the rule is made (the runner made the evidence folder)
         for kind in ("extensions", "caches"):
             candidate_scope(job, kind).mkdir(parents=True, exist_ok=True)
@@ -212,6 +214,24 @@ def confine_writes(job: Job) -> None:
         _isolation.in_every_thread(lambda: _landlock.restrict_writes(folders, scope_signals=True))
     except OSError as exc:
         print(f"kverdict worker: writes not confined: {exc}", file=sys.stderr)
+
+
+def private_home(job: Job, private: Path) -> None:
+    """A candidate's home (``HOME``, ``XDG_CACHE_HOME``) and working directory inside its private folder, as a
+    KernelBench harness gives a kernel a writable home and working directory: a kernel that writes its sources or
+    builds beside itself (``open("kernel.cu", "w")``, ``os.makedirs("build")``) or keeps a cache under ``~``
+    (CuPy's ``~/.cupy``) runs as it would there, and none of it outlives the worker or reaches another's. CuPy's
+    kernel cache goes to the candidate's own caches scope where there is one, so its evaluations reuse what its
+    prepare stage compiled."""
+    home, work = private / "home", private / "work"
+    for folder in (home, work):
+        folder.mkdir()
+    os.environ.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config"))
+    if job.build_dir:
+        os.environ["CUPY_CACHE_DIR"] = str(candidate_scope(job, "caches") / "cupy")
+    # sys.path's '' (the working directory) kept as the folder it named: the harness's own later imports do not move
+    sys.path[:] = [entry or os.getcwd() for entry in sys.path]
+    os.chdir(work)
 
 
 def warm_candidate(job: Job) -> BuildResult:

@@ -517,7 +517,9 @@ class Record(_Strict):
     ``ctypes``, ``monkey-patching``, ``uses-torch-compile``), ``sets:<flag>`` for each algorithm-choice flag the
     candidate set (``sets:cudnn.benchmark``), ``shape-specific`` (wrong at a held-out size, ``shape_check``),
     ``structure-specific`` (right on every fresh draw, wrong only on the timing's rolled inputs, which lose the
-    structure of the problem's draws), ``timing-unconfirmed`` (the outside clock saw slower answers, ``judged``)."""
+    structure of the problem's draws), ``timing-unconfirmed`` (the outside clock saw slower answers, ``judged``),
+    ``write-refused`` (it failed on a write outside its worker's own folders, which confinement refuses; the note
+    names the path)."""
     precision_class: PrecisionClass | None = None
     """Precision class of a candidate whose every correctness trial passed (verified, from 1.2), from its worst
     trial: ``float32-like`` when its error budget is at most 3x strict float32's (or under 0.01), ``TF32-like``

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import schemas
 
 from .. import _judge
@@ -10,6 +12,9 @@ from .._outcomes import CandidateOutcome
 
 MAX_ERROR_CHARS = 4000
 """Length limit of a record's ``error`` (the schema's)."""
+WRITE_REFUSED = "write-refused"
+"""Label of a failed candidate whose error is a write refused on a named path (``refused_write``)."""
+_REFUSED = re.compile(r"PermissionError: \[Errno (?:1|13)\] (?:Permission denied|Operation not permitted): '([^'\n]{1,300})'")
 OUT_OF_MEMORY = ("OutOfMemoryError", "CUDA out of memory", "CUDA error: out of memory")
 """How a worker's error names running out of device memory (torch's exception, the CUDA error)."""
 
@@ -53,3 +58,15 @@ def out_of_memory(outcome: CandidateOutcome) -> bool:
     texts = [outcome.error or ""] if outcome.status == "runtime_error" else []
     texts += [note for note in outcome.notes if note.startswith(_judge.NOT_JUDGED)]
     return any(m in text for text in texts for m in OUT_OF_MEMORY)
+
+
+def refused_write(outcome: CandidateOutcome) -> str | None:
+    """The path whose write was refused, where a candidate failed (``compile_error``, ``runtime_error``) on a
+    ``PermissionError`` naming one: a confined worker may write only its own folders, so such a failure may be the
+    harness's rule rather than the kernel's (a kernel that writes to a fixed ``/tmp/...`` path). The record keeps
+    its status and is labelled ``write-refused`` with the path, for a reader to judge. Read from the error's text,
+    which the candidate could fake: the label changes no verdict, so faking it gains nothing."""
+    if outcome.status not in ("compile_error", "runtime_error") or not outcome.error:
+        return None
+    found = _REFUSED.search(outcome.error)
+    return found.group(1) if found else None

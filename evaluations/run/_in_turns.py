@@ -39,7 +39,7 @@ class TakingTurns(RunnerBase):
         turns fails keeps its earlier timing, and a note says so. Deadlines are twice the run's, as each
         timing waits for the others' turns."""
         kinds = list(baselines)
-        path = _turns.create(self.config.build_dir / "turns" / f"{tag}.json", 1 + len(kinds))
+        path = _turns.create(self.config.build_dir.absolute() / "turns" / f"{tag}.json", 1 + len(kinds))
         eager = baselines[self.protocols[job.protocol].SPEEDUP_BASELINE["vs_eager"]]
         shared = {"turns": str(path), "turn_cpu": _turns.round_core()}
         jobs = [replace(job, options={**job.options, **shared, "party": 0})]

@@ -10,6 +10,7 @@ from schemas import BaselineRecord, BaselineTiming, Record
 from .. import _extensions
 from .._outcomes import CandidateOutcome
 from .._types import Candidate, Problem
+from ._failures import WRITE_REFUSED, refused_write
 from ._paths import problem_ref
 
 if TYPE_CHECKING:
@@ -38,13 +39,20 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
         eager = baselines[module.SPEEDUP_BASELINE["vs_eager"]]
         roofline = _roofline(problem, runner.env.hardware, cand_ms, schemas.statistic_ms(eager.timing, stat))
     memory = _memory_stats(outcome, baselines[module.SPEEDUP_BASELINE["vs_eager"]])
+    labels, notes = list(outcome.labels), list(outcome.notes)
+    refused = refused_write(outcome)
+    if refused is not None:
+        labels.append(WRITE_REFUSED)
+        notes.append(f"a write to {refused!r} was refused: a candidate's worker may write only its own folders (its "
+                     "home, working directory, temporary files and builds), so this failure may be that rule's, not "
+                     "the kernel's")
     return Record(
         model=schemas.ModelInfo(name=candidate.model, provider=candidate.provider, sample=candidate.sample),
         problem=problem_ref(problem), kernel=_kernel_source(candidate), protocol=info,
         environment=runner._stamped(), status=outcome.status, error=outcome.error,
         correctness=outcome.correctness, timing=outcome.timing, baselines=timings,
         speedup=schemas.Speedups(**speedups),
-        memory=memory, integrity=outcome.integrity, labels=outcome.labels, roofline=roofline, notes=outcome.notes,
+        memory=memory, integrity=outcome.integrity, labels=labels, roofline=roofline, notes=notes,
         precision_class=outcome.precision_class, shape_check=outcome.shape_check, claimed=_claimed(candidate),
         judged=outcome.judged,
     )
