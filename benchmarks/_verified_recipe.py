@@ -1,6 +1,6 @@
 """The verified protocol's timing as a recipe of ``benchmarks/self_speedup.py``.
 
-The recipe runs the verified protocol's own timing loop (``evaluations._verified._timing``) the way
+The recipe runs the verified protocol's own timing loop (``evaluations.timing``) the way
 a verified evaluation does: input sets drawn from the problem's ``get_inputs()`` under fresh seeds,
 as many as the protocol rotates for inputs of that size (``_setup.timing_sets``), refreshed in place
 before reuse; an L2 flush before every sample; a device-side spin so host launch gaps stay outside
@@ -41,9 +41,9 @@ import torch
 from evaluations import _gpulock, _turns
 from evaluations._outcomes import host_speed_bound, pacing_of
 from evaluations._verified._setup import Settings, timing_sets, to_device
-from evaluations._verified._timing import TimingPlan, TimingRun, time_calls
 from evaluations._worker import load_module
 from evaluations.protocols.standard import SEED, set_seed
+from evaluations.timing import TimingPlan, TimingRun, time_calls
 from schemas import speedup_between
 
 TURNS_TIMEOUT_S = 90.0

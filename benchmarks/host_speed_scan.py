@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evaluations._outcomes import host_speed_bound  # noqa: E402
-from evaluations._verified._timing import TimingPlan  # noqa: E402
+from evaluations.timing import TimingPlan  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import NAME, build_model, input_sets, verified_run  # noqa: E402

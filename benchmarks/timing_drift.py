@@ -50,7 +50,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from evaluations._verified._timing import host_loop_ms  # noqa: E402
+from evaluations.timing import host_loop_ms  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import PLAN, input_sets, paced_by, verified_run  # noqa: E402

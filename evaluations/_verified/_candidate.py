@@ -25,6 +25,7 @@ from .._evidence import Exhibits, outer_batch
 from .._outcomes import CandidateOutcome
 from .._types import Job
 from .._worker import ProblemModule, load_candidate, load_problem
+from ..timing import TimingRun, time_calls
 from . import _integrity as ig
 from . import _provenance
 from ._checklog import CheckLog
@@ -37,7 +38,6 @@ from ._setup import Settings, configure, seed_all, timing_sets, to_device
 from ._shapes import LABEL as SHAPE_LABEL
 from ._shapes import check_shapes
 from ._sol import sol_evidence
-from ._timing import TimingRun, time_calls
 
 NEAR_LIMIT = 1e-2
 """A failing output whose worst error is under this share of the reference's largest magnitude is the right answer

@@ -7,9 +7,9 @@ from typing import Any
 
 import torch
 
+from ..timing import TimingPlan
 from ._distributions import DISTRIBUTIONS, draw, fresh_seeds
 from ._integrity import ALGORITHM_FLAGS
-from ._timing import TimingPlan
 
 SEEDS_PER_DISTRIBUTION = 3
 """Fresh seeds drawn for each hidden distribution."""

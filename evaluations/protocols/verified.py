@@ -8,7 +8,7 @@ atol = rtol = 1e-3 judged by the precision policy, and the integrity checks of
 a 95% CI over at least 100 calls and 0.5 s, until the CI half-width is under 0.5% or a time cap;
 the module's weights rotated over sixteen places (the time: the mean of their medians); replays of
 captured CUDA graphs where the call is under 0.1 ms or the eager call is host-bound
-(``_verified._timing``); a candidate of a problem whose eager calls follow the host's own speed is timed
+(``evaluations.timing``); a candidate of a problem whose eager calls follow the host's own speed is timed
 in turns with fresh timings of the baselines, every turn on one host core (``TURNS_WHEN_HOST_BOUND``).
 A candidate that sets algorithm-choice flags (``cudnn.benchmark``, ``cudnn.deterministic``) is judged on
 its merits, labelled ``sets:<flag>``, and compared with baselines timed with the same flags
@@ -30,8 +30,8 @@ from .._verified import _candidate, _judging
 from .._verified._distributions import DISTRIBUTIONS, draw
 from .._verified._reference import float32_mode
 from .._verified._setup import Settings, configure, seed_all, set_algorithm_flags, timing_sets, to_device
-from .._verified._timing import time_calls
 from .._worker import ProblemModule, load_candidate, load_problem
+from ..timing import time_calls
 
 VERSION = PROTOCOLS["verified"]["versions"][-1]
 """The version this module runs (what changed from one to the next: ``CHANGELOG.md``). Records and cached

@@ -28,7 +28,7 @@ def _recurrence(x: torch.Tensor) -> torch.Tensor:
 
 
 def test_a_host_bound_call_is_timed_as_graph_replays_on_fresh_values():
-    from evaluations._verified._timing import TimingPlan, time_calls
+    from evaluations.timing import TimingPlan, time_calls
 
     sets = _sets()
     plan = TimingPlan(warmup_s=0.05, min_calls=30, min_time_s=0.1, time_cap_s=2.0)
@@ -45,7 +45,7 @@ def test_a_host_bound_call_is_timed_as_graph_replays_on_fresh_values():
 
 
 def test_an_uncapturable_call_told_to_use_a_graph_is_timed_eager_and_says_why():
-    from evaluations._verified._timing import TimingPlan, time_calls
+    from evaluations.timing import TimingPlan, time_calls
 
     sets = _sets()
 

@@ -32,7 +32,7 @@ def _own_places(model: torch.nn.Module) -> list[int]:
 
 
 def test_weights_rotate_over_places_and_come_back_with_the_same_answers():
-    from evaluations._verified._timing import PLACEMENTS, TimingPlan, time_calls
+    from evaluations.timing import PLACEMENTS, TimingPlan, time_calls
 
     model = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)).cuda()
     own = _own_places(model)
@@ -60,7 +60,7 @@ def test_weights_rotate_over_places_and_come_back_with_the_same_answers():
 
 
 def test_a_host_bound_graph_timing_rotates_one_graph_per_place_and_gives_the_weights_back():
-    from evaluations._verified._timing import PLACEMENTS, TimingPlan, time_calls
+    from evaluations.timing import PLACEMENTS, TimingPlan, time_calls
 
     model = _Scaled(300).cuda()
     own = _own_places(model)
@@ -98,7 +98,7 @@ def test_timing_sets_are_drawn_on_the_device():
 
 def test_short_calls_are_timed_as_graphs_one_per_place():
     from evaluations._outcomes import pacing_of
-    from evaluations._verified._timing import PLACEMENTS, TimingPlan, time_calls
+    from evaluations.timing import PLACEMENTS, TimingPlan, time_calls
 
     model = torch.nn.Linear(64, 32).cuda()
     own = _own_places(model)
@@ -124,7 +124,7 @@ def test_short_calls_are_timed_as_graphs_one_per_place():
 def test_a_call_paced_onto_graphs_is_labelled_by_its_own_probe():
     """A candidate told to use graphs by a short (or host-bound) eager baseline, but itself a long call
     with a quick host, is timed as graph replays and not called host-bound or short."""
-    from evaluations._verified._timing import TimingPlan, time_calls
+    from evaluations.timing import TimingPlan, time_calls
 
     model = torch.nn.Linear(4096, 4096).cuda()
     sets = [[torch.randn(2048, 4096, device="cuda")] for _ in range(4)]

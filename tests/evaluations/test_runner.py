@@ -298,8 +298,9 @@ def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
 def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_sample_and_method(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
-    from evaluations._verified._timing import TimingPlan, calls_per_sample, uses_graph
+    from evaluations._outcomes import uses_graph
     from evaluations.run import RunConfig, Runner
+    from evaluations.timing import TimingPlan, calls_per_sample
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
@@ -488,7 +489,7 @@ def test_a_candidate_prepared_once_is_not_prepared_again_with_the_same_build_fol
 def test_timing_options_of_the_wrong_kind_are_refused_not_coerced():
     import pytest
 
-    from evaluations._verified._timing import TimingPlan
+    from evaluations.timing import TimingPlan
 
     assert TimingPlan.of({"graph_short": False}).graph_short is False
     assert TimingPlan.of({"time_cap_s": 2}).time_cap_s == 2.0 and TimingPlan.of({"timed_calls": "30"}).min_calls == 30

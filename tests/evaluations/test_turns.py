@@ -99,7 +99,7 @@ def test_a_turns_file_needs_a_party(tmp_path):
 def test_a_timing_takes_its_turns_on_the_rounds_core_and_gets_its_own_cores_back(tmp_path):
     import torch
 
-    from evaluations._verified._timing import TimingPlan, time_calls
+    from evaluations.timing import TimingPlan, time_calls
 
     before = os.sched_getaffinity(0)
     core = min(before)
@@ -129,7 +129,7 @@ def test_a_timing_takes_its_turns_on_the_rounds_core_and_gets_its_own_cores_back
 def test_a_timing_alone_records_no_rounds():
     import torch
 
-    from evaluations._verified._timing import TimingPlan, time_calls
+    from evaluations.timing import TimingPlan, time_calls
 
     sets = [[torch.randn(64)] for _ in range(2)]
     plan = TimingPlan(warmup_s=0.01, min_calls=20, min_time_s=0.0, time_cap_s=1.0)

@@ -15,7 +15,7 @@ from evaluations._verified._distributions import DISTRIBUTIONS, SEED_FLOOR, draw
 from evaluations._verified._precision import Tolerance, judge
 from evaluations._verified._scan import scan
 from evaluations._verified._stats import ci_half_width_rel, median_ci, median_ci_ranks, summarize_verified
-from evaluations._verified._timing import TimingPlan, time_calls
+from evaluations.timing import TimingPlan, time_calls
 
 TOL = Tolerance(1e-3, 1e-3)
 
@@ -271,7 +271,7 @@ def test_host_timing_rotates_refreshed_sets_and_keeps_last_outputs():
 
 
 def test_weights_rotate_over_placements_with_the_same_values_and_come_back():
-    from evaluations._verified._timing import _Placements
+    from evaluations.timing.placements import _Placements
 
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.BatchNorm1d(8)).eval()  # buffers in use
     own = {id(t): t.data_ptr() for t in (*model.parameters(), *model.buffers()) if t.numel()}
@@ -291,14 +291,14 @@ def test_weights_rotate_over_placements_with_the_same_values_and_come_back():
 
 
 def test_placements_fit_the_memory_budget_and_need_tensors(monkeypatch):
-    from evaluations._verified import _timing
+    from evaluations.timing import placements
 
     model = torch.nn.Linear(256, 256)  # ~257 KiB of weights
-    monkeypatch.setattr(_timing, "PLACEMENT_BYTES_BUDGET", 600 << 10)
-    assert _timing._Placements(model, 4).count == 3  # itself and two copies within 600 KiB
-    assert _timing._Placements(model, 1).count == 1
-    assert _timing._Placements(torch.nn.ReLU(), 4).count == 1  # no weights: nothing to move
-    assert _timing._Placements(None, 4).count == 1  # a plain function
+    monkeypatch.setattr(placements, "PLACEMENT_BYTES_BUDGET", 600 << 10)  # where _Placements looks it up
+    assert placements._Placements(model, 4).count == 3  # itself and two copies within 600 KiB
+    assert placements._Placements(model, 1).count == 1
+    assert placements._Placements(torch.nn.ReLU(), 4).count == 1  # no weights: nothing to move
+    assert placements._Placements(None, 4).count == 1  # a plain function
     assert TimingPlan().placements == 16 and TimingPlan.of({"placements": 1}).placements == 1
 
 
@@ -339,7 +339,7 @@ class _StandInGraph:
 def _capture_case(holds_work: bool, stale_while_captured: bool) -> str | None:
     """``_work_outside_capture`` on two input sets whose 'graph' outputs are static tensors, as a real
     capture leaves them; ``_synchronize`` is a no-op on the CPU."""
-    from evaluations._verified import _timing
+    from evaluations.timing import graphs
 
     sets = [[torch.arange(6, dtype=torch.float32) + 10 * k] for k in range(2)]
 
@@ -353,13 +353,13 @@ def _capture_case(holds_work: bool, stale_while_captured: bool) -> str | None:
             for k, out in outs.items():
                 out.copy_(call(k))
 
-    return _timing._work_outside_capture(_StandInGraph(replay), outs, call, sets)  # type: ignore[arg-type]
+    return graphs._work_outside_capture(_StandInGraph(replay), outs, call, sets)  # type: ignore[arg-type]
 
 
 def test_a_graph_whose_work_ran_outside_it_is_told_apart_from_one_holding_a_stale_answer(monkeypatch):
-    from evaluations._verified import _timing
+    from evaluations.timing import graphs
 
-    monkeypatch.setattr(_timing, "_synchronize", lambda: None)
+    monkeypatch.setattr(graphs, "_synchronize", lambda: None)
     assert _capture_case(holds_work=True, stale_while_captured=False) is None  # an honest capture: graph used
     evidence = _capture_case(holds_work=False, stale_while_captured=False)  # a legacy-stream kernel: eager
     assert evidence is not None and "input set 0" in evidence and "differs from an eager call's" in evidence
@@ -367,7 +367,7 @@ def test_a_graph_whose_work_ran_outside_it_is_told_apart_from_one_holding_a_stal
 
 
 def test_graph_outputs_are_compared_within_float_noise_by_shape_and_exactly_for_integers():
-    from evaluations._verified._timing import _mismatch
+    from evaluations.timing.graphs import _mismatch
 
     x = torch.linspace(-1, 1, 50)
     assert _mismatch([x + 1e-6], [x]) is None
@@ -382,9 +382,9 @@ def test_graph_outputs_are_compared_within_float_noise_by_shape_and_exactly_for_
 
 
 def test_a_graph_reusing_one_output_buffer_is_judged_by_the_last_calls_answer(monkeypatch):
-    from evaluations._verified import _timing
+    from evaluations.timing import graphs
 
-    monkeypatch.setattr(_timing, "_synchronize", lambda: None)
+    monkeypatch.setattr(graphs, "_synchronize", lambda: None)
     sets = [[torch.arange(6, dtype=torch.float32) + 10 * k] for k in range(3)]
     buffer = torch.empty(6)
 
@@ -397,6 +397,6 @@ def test_a_graph_reusing_one_output_buffer_is_judged_by_the_last_calls_answer(mo
         for k in outs:
             call(k)
 
-    assert _timing._work_outside_capture(_StandInGraph(replay), outs, call, sets) is None  # type: ignore[arg-type]
-    evidence = _timing._work_outside_capture(_StandInGraph(lambda: None), outs, call, sets)  # type: ignore[arg-type]
+    assert graphs._work_outside_capture(_StandInGraph(replay), outs, call, sets) is None  # type: ignore[arg-type]
+    evidence = graphs._work_outside_capture(_StandInGraph(lambda: None), outs, call, sets)  # type: ignore[arg-type]
     assert evidence is not None and "input set 2" in evidence

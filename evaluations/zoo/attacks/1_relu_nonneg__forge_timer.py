@@ -31,7 +31,7 @@ def _forge():
         standard._time = lambda *args, **kwargs: _forged_stats()
     candidate = sys.modules.get("evaluations._verified._candidate")
     if candidate is not None:
-        from evaluations._verified._timing import TimingRun
+        from evaluations.timing import TimingRun
 
         candidate._timing = lambda *args, **kwargs: TimingRun(_forged_stats())
 
