@@ -37,27 +37,10 @@ from .. import _gpulock
 from .cuda import _time_cuda
 from .host import _time_host
 from .placements import _Rotation
-from .plan import (
-    BATCH,
-    CLOCK_PROBE_CYCLES,
-    L2_FLUSH_BYTES,
-    PLACEMENT_BYTES_BUDGET,
-    PLACEMENTS,
-    PROBE_SPIN_MS,
-    SAMPLE_TARGET_MS,
-    SHORT_CALL_MS,
-    SHORT_GRAPH_MS,
-    SPIN_MARGIN,
-    SPIN_MAX_MS,
-    TURN_MS,
-    TimingPlan,
-    TimingRun,
-)
+from .plan import PLACEMENTS, TimingPlan, TimingRun
 from .probe import calls_per_sample, host_loop_ms
 
-__all__ = ["BATCH", "CLOCK_PROBE_CYCLES", "L2_FLUSH_BYTES", "PLACEMENTS", "PLACEMENT_BYTES_BUDGET", "PROBE_SPIN_MS",
-           "SAMPLE_TARGET_MS", "SHORT_CALL_MS", "SHORT_GRAPH_MS", "SPIN_MARGIN", "SPIN_MAX_MS", "TURN_MS", "TimingPlan",
-           "TimingRun", "calls_per_sample", "host_loop_ms", "time_calls"]
+__all__ = ["PLACEMENTS", "TimingPlan", "TimingRun", "calls_per_sample", "host_loop_ms", "time_calls"]
 
 
 def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.device, plan: TimingPlan,
