@@ -129,15 +129,16 @@ for s in "${STEPS[@]}"; do
       done
       grep -E "PASSED|FAILED|ERROR|passed|failed" "$LOGS/gpu_tests.log" | tail -40 ;;
     cudal1|triton)
-      # public datasets under both protocols, EVAL_CONCURRENT at once (default 12), EVAL_ONLY limiting the problems;
+      # public datasets under both protocols, EVAL_CONCURRENT at once (default 12), EVAL_ONLY (cudal1) or TRITON_ONLY
+      # (triton) limiting the problems;
       # the run's phase times and GPU busy samples go to $OUT/<step>-stats.json
-      bundle=.data/h100.jsonl; [ "$s" = triton ] && bundle=.data/dump.jsonl
+      bundle=.data/h100.jsonl; ONLY="${EVAL_ONLY:-}"; [ "$s" = triton ] && bundle=.data/dump.jsonl ONLY="${TRITON_ONLY:-}"
       step "$s kernels ($bundle, public dataset) under both protocols"
       # hundreds of evaluations: packed every PACK_S seconds meanwhile, so a call cut off from outside keeps them;
       # the workers' lock traces (benchmarks/lock_trace.py) and the host's load go into the logs
       export KVERDICT_GPU_TRACE="$LOGS/$s-locktrace"; mkdir -p "$KVERDICT_GPU_TRACE"
       timeout -k 5 "$(( $(left) - 15 > 5 ? $(left) - 15 : 5 ))" $KV --protocol both --candidates "$bundle" --concurrent "${EVAL_CONCURRENT:-12}" \
-        ${EVAL_ONLY:+--only "$EVAL_ONLY"} --stats-json "$OUT/$s-stats.json" >> "$LOGS/$s.log" 2>&1 &
+        ${ONLY:+--only "$ONLY"} --stats-json "$OUT/$s-stats.json" >> "$LOGS/$s.log" 2>&1 &
       EVAL=$!
       while kill -0 "$EVAL" 2>/dev/null; do
         for _ in $(seq "${PACK_S:-30}"); do kill -0 "$EVAL" 2>/dev/null || break; sleep 1; done

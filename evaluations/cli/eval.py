@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--jobs", metavar="N", type=int, default=os.cpu_count() or 1,
                    help="parallel extension builds before timing (default: CPU count)")
     p.add_argument("--only", metavar="PATTERN", help="evaluate only problems whose name, file name or key "
-                   "(suite/level/id) matches this shell pattern")
+                   "(suite/level/id) matches this shell pattern, or one of several separated by commas")
     p.add_argument("--suite", metavar="NAME", help="suite name for a folder of problems (default: its meta.json or folder name)")
     p.add_argument("--build-dir", metavar="DIR", default=".kv-cache/build", help="extension build cache and worker logs (default: .kv-cache/build)")
     p.add_argument("--build-timeout", metavar="S", type=float, default=900.0, help="deadline of one candidate's extension build, seconds (default: 900)")
@@ -82,9 +82,11 @@ def _options(args: argparse.Namespace) -> dict[str, int]:
     return options
 
 
-def _matches(pattern: str, problem: Any) -> bool:
+def _matches(patterns: str, problem: Any) -> bool:
+    """Whether the problem's name, file name or key matches one of the comma-separated shell patterns."""
     names = (problem.name, problem.file_name or "", problem.key)
-    return any(fnmatch.fnmatchcase(n, pattern) for n in names)
+    return any(fnmatch.fnmatchcase(n, pattern.strip()) for pattern in patterns.split(",") if pattern.strip()
+               for n in names)
 
 
 @contextmanager
@@ -243,7 +245,8 @@ def print_summary(summary: Any, protocols: tuple[str, ...]) -> None:
         rows.append([name, *(str(counts.get(s, 0)) for s in STATUSES), f"{geomean:.3f}x" if geomean else "-"])
     header = ["protocol", *STATUSES, "geomean speedup (correct)"]
     lines = [f"{len(summary.written)} records written, {len(summary.skipped)} already finished (skipped)"]
-    lines += [f"reference failed, candidates not evaluated: {key}: {reason}"
+    lines += [f"baseline failed (without an eager one a problem's candidates are not evaluated; without another, they "
+              f"have no speedup against it): {key}: {reason}"
               for key, reason in sorted(summary.reference_failures.items())]
     lines += [f"changed since its run wrote it (digest differs from the manifest), redone: {path}"
               for path in summary.tampered]

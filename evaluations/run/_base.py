@@ -37,6 +37,7 @@ class RunnerBase:
         self.manifest = Manifest(config.out_dir)
         self.cancel = threading.Event()
         self._baselines: dict[tuple[str, str, str], BaselineRecord | None] = {}
+        self._baseline_failures: dict[tuple[str, str, str], str] = {}  # why a baseline of ``_baselines`` is None
         """(protocol, problem key, ``flag_tag`` of kind and flags) -> baseline record, or None where it failed."""
         self._build_errors: dict[str, CandidateOutcome] = {}
         """Candidate sha256 -> its ``compile_error``, where its preparation failed (its evaluation is that outcome)."""

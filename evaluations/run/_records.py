@@ -33,6 +33,8 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
     if outcome.status == "correct" and outcome.timing is not None:
         cand_ms = schemas.statistic_ms(outcome.timing, stat)
         for field_name, kind in module.SPEEDUP_BASELINE.items():
+            if kind not in baselines:  # its measurement failed: the record's notes say so
+                continue
             speedup = schemas.speedup_between(outcome.timing, baselines[kind].timing, stat)
             if speedup is not None and speedup > 0:  # per-round ratios for timings taken in the same turns
                 speedups[field_name] = speedup

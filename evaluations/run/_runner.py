@@ -81,7 +81,10 @@ class Runner(Preparing, TakingTurns):
                 if result.failure is not None and result.failure.kind == "cancelled":
                     return None  # interrupted, not failed: measured again by the re-run
                 reason = result.failure.message if result.failure else "no result"
-                self.summary.reference_failures[problem.key] = f"{kind} baseline: {reason}"
+                failures = self.summary.reference_failures
+                failed = f"{protocol} {tag} baseline: {reason}"
+                failures[problem.key] = f"{failures[problem.key]}; {failed}" if problem.key in failures else failed
+                self._baseline_failures[key] = reason
                 self._baselines[key] = None
                 return None
             outcome: BaselineOutcome = result.value  # its peak memory was measured first in the same fresh process
@@ -129,8 +132,11 @@ class Runner(Preparing, TakingTurns):
         it ran out of memory while other evaluations shared the device (then it waits in ``again_alone`` to be
         evaluated ``alone`` once the rest are done: the memory others held is no verdict on it)."""
         module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
-        baselines = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
-        if any(b is None for b in baselines.values()):
+        measured = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
+        if measured[module.SPEEDUP_BASELINE["vs_eager"]] is None or self.cancel.is_set():
+            return None  # no eager baseline (failed, already reported), or interrupted: nothing to pace or compare
+        baselines, missing_notes = self._without_failed(protocol, problem, measured)
+        if baselines is None:
             return None
         if not self.built(candidate):  # its build, beside this chunk's baselines, did not end: interrupted
             return None
@@ -158,7 +164,7 @@ class Runner(Preparing, TakingTurns):
                               "its speedups are ratios of medians")
         if flagged:
             baselines, in_turns = {**baselines, **flagged}, {k: b for k, b in in_turns.items() if k not in flagged}
-        outcome.notes = [*outcome.notes, *flag_notes]
+        outcome.notes = [*outcome.notes, *missing_notes, *flag_notes]
         if self.cancel.is_set():
             return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
         if alone:
@@ -170,6 +176,25 @@ class Runner(Preparing, TakingTurns):
         record = self._record(protocol, problem, candidate, outcome, baselines, in_turns)  # type: ignore[arg-type]
         self._write(path, record)
         return record
+
+    def _without_failed(self, protocol: str, problem: Problem, measured: dict[str, BaselineRecord | None]
+                        ) -> tuple[dict[str, BaselineRecord] | None, list[str]]:
+        """The baselines measured, less those whose measurement failed (a failure of PyTorch's own code, such as a
+        ``torch.compile`` that crashes on the problem, is no verdict on a candidate: it is compared with the other
+        kinds, and a note names the one missing and why); None where one is missing for want of a measurement
+        (an interrupted run), as a re-run measures it."""
+        baselines: dict[str, BaselineRecord] = {}
+        notes: list[str] = []
+        for kind, record in measured.items():
+            if record is not None:
+                baselines[kind] = record
+                continue
+            if (protocol, problem.key, kind) not in self._baselines:
+                return None, []
+            reason = self._baseline_failures.get((protocol, problem.key, kind), "no result")
+            notes.append(f"its problem's {kind} baseline failed, so it has no speedup against that baseline: "
+                         f"{reason[:300]}")
+        return baselines, notes
 
     def _judged(self, module: ModuleType, job: Job, baselines: dict[str, BaselineRecord], tag: str,
                 evidence: Path) -> tuple[CandidateOutcome, dict[str, BaselineRecord]] | None:

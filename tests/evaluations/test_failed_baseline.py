@@ -1,0 +1,45 @@
+"""A baseline kind whose measurement fails (PyTorch's own code crashing on the problem, as ``torch.compile`` did on
+KernelBench v0's L3/34 on the H200) leaves its candidates' records without that speedup, with a note saying why;
+a failed eager baseline still leaves them unevaluated (nothing paces or compares them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaluations._env import capture_environment
+from evaluations._loaders import load_inputs
+from evaluations.run import RunConfig, Runner, run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "compile_fails"
+OPTIONS = {"time_cap_s": 0.3, "warmup_s": 0.01, "min_calls": 20, "seeds_per_distribution": 1, "seed": 5}
+
+
+def _config(tmp_path: Path) -> RunConfig:
+    return RunConfig(out_dir=tmp_path / "out", protocols=("verified",), device="cpu", timeout_s=180, jobs=2,
+                     build_dir=tmp_path / "build", options=dict(OPTIONS), progress=False)
+
+
+def test_a_failed_compile_baseline_leaves_the_record_without_its_speedup_and_says_why(tmp_path):
+    loaded = load_inputs(FIXTURES / "problems", FIXTURES / "candidates", model="fixture-model")
+    summary = run(loaded, _config(tmp_path), capture_environment("cpu"))
+
+    (record,) = summary.records
+    assert record.status == "correct"
+    assert {b.kind for b in record.baselines} == {"eager_tf32", "eager_fp32"}
+    assert record.speedup.vs_eager is not None and record.speedup.vs_eager_fp32 is not None
+    assert record.speedup.vs_compile is None
+    (note,) = [n for n in record.notes if "compile baseline failed" in n]
+    assert "no speedup against that baseline" in note and "must have same reduction dim" in note
+    (reason,) = summary.reference_failures.values()
+    assert reason.startswith("verified compile baseline: ")
+    assert not list((tmp_path / "out").rglob("*__compile.json"))  # no baseline record of a failed measurement
+
+
+def test_a_failed_eager_baseline_leaves_its_candidates_unevaluated(tmp_path):
+    loaded = load_inputs(FIXTURES / "problems", FIXTURES / "candidates", model="fixture-model")
+    runner = Runner(loaded, _config(tmp_path), capture_environment("cpu"))
+    (protocol, candidate, path), = runner.pending()
+    problem = runner.problems[candidate.problem_key]
+    runner._baselines[(protocol, problem.key, "eager_tf32")] = None  # as after a failed eager baseline
+    assert runner.evaluate(protocol, candidate, path) is None
+    assert not path.exists()
