@@ -118,7 +118,11 @@ def use_caches(job: Job) -> None:
     own (what its warm-up compiled serves its evaluation and memory jobs), so no candidate's process reads a
     cache another candidate wrote. Inductor compiles in the worker's own process (one compile thread): the
     run's parallelism comes from its many workers, and a pool of compile processes per worker would cost
-    more than it saves. The variables are read when a cache is first used, after the worker's imports.
+    more than it saves. A candidate's Triton autotuning results are kept in its own cache too
+    (``TRITON_CACHE_AUTOTUNING``, read when its autotuned kernels are defined, at its import): the configuration
+    its warm-up chose serves its later processes, which would otherwise each benchmark every configuration again
+    on their first call (seconds to tens of seconds of device work that no timing may run beside). The variables
+    are read when a cache is first used, after the worker's imports.
     """
     if not job.build_dir:
         return
@@ -126,6 +130,8 @@ def use_caches(job: Job) -> None:
     os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    if job.candidate is not None:
+        os.environ["TRITON_CACHE_AUTOTUNING"] = "1"
 
 
 def candidate_scope(job: Job, kind: str) -> Path:

@@ -34,7 +34,7 @@ from ._memory import prefill_allocator, sentinel_count
 from ._precision import PrecisionVerdict, Tolerance, judge, precision_class_of, tolerance_for
 from ._reference import ReferenceOutputs, References
 from ._scan import scan
-from ._setup import Settings, configure, seed_all, timing_sets, to_device
+from ._setup import Settings, build_reference, configure, seed_all, timing_sets, to_device
 from ._shapes import LABEL as SHAPE_LABEL
 from ._shapes import check_shapes
 from ._sol import sol_evidence
@@ -309,7 +309,7 @@ def _evaluate(job: Job) -> CandidateOutcome:
     scanned = scan(job.candidate.source)
     seed_all(settings.init_seed)
     init = to_device(problem.get_init_inputs(), device)
-    reference = problem.model(*init).to(device)
+    reference = build_reference(problem.model, init, device)
     _gpulock.yield_to_timing()
     refs = References(reference)
     refs.run(draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))  # warm torch up

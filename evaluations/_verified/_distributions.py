@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from .. import _gpulock
+
 
 @dataclass(frozen=True)
 class Distribution:
@@ -67,7 +69,9 @@ def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, dev
     ``on_device``: tensors that ``get_inputs()`` creates without naming a device are made on ``device``
     directly (its generator, so other values than a host draw of the same seed): drawing a timing's
     sets of large inputs on the host took seconds per problem. A ``get_inputs()`` that fails there
-    (host-only steps such as ``.numpy()``) is drawn on the host instead.
+    (host-only steps such as ``.numpy()``) is drawn on the host instead. A host draw lets go of the GPU lock
+    (``_gpulock.released``) while ``get_inputs()`` runs: it is the problem's code on the host, and a timing of
+    another worker may go meanwhile.
     """
     values = None
     if on_device and device.type != "cpu":
@@ -79,7 +83,8 @@ def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, dev
             values = None
     if values is None:
         _seed_all(seed)
-        values = list(get_inputs())
+        with _gpulock.released():  # host work (seconds for large inputs): other workers' timings need not wait
+            values = list(get_inputs())
     moved = [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
     return scale_inputs(moved, dist.scale)
 

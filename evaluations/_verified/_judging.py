@@ -17,7 +17,7 @@ from ._candidate import verdict_of
 from ._distributions import DISTRIBUTIONS, draw
 from ._precision import Tolerance, tolerance_for
 from ._reference import References
-from ._setup import Settings, configure, seed_all, to_device
+from ._setup import Settings, build_reference, configure, seed_all, to_device
 
 TOLERANCE = Tolerance(1e-3, 1e-3)
 
@@ -35,7 +35,7 @@ def judge(request: JudgeRequest) -> Judgement:
     settings = Settings.of(job.options)
     problem = load_problem(job)
     seed_all(settings.init_seed)
-    refs = References(problem.model(*to_device(problem.get_init_inputs(), device)).to(device))
+    refs = References(build_reference(problem.model, to_device(problem.get_init_inputs(), device), device))
     tol = tolerance_for(job.problem.meta.dtype, TOLERANCE)
     out = Judgement()
     reported, expected = [(c.distribution, c.seed) for c in request.reported], _expected(settings)

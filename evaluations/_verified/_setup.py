@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from .. import _gpulock
 from ..timing import TimingPlan
 from ._distributions import DISTRIBUTIONS, draw, fresh_seeds
 from ._integrity import ALGORITHM_FLAGS
@@ -69,6 +70,14 @@ def seed_all(seed: int) -> None:
     torch.manual_seed(seed)
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
+
+
+def build_reference(model: Any, init: list[Any], device: torch.device) -> torch.nn.Module:
+    """The problem's own model constructed on the host without the GPU lock (the problem's code: seconds of
+    initialisation for large layers, during which another worker's timing may go), then moved to ``device``."""
+    with _gpulock.released():
+        built = model(*init)
+    return built.to(device)
 
 
 def to_device(values: Any, device: torch.device) -> list[Any]:

@@ -28,7 +28,7 @@ from ._distributions import DISTRIBUTIONS, draw
 from ._integrity import outputs_of
 from ._precision import Tolerance, judge
 from ._reference import References
-from ._setup import seed_all, to_device
+from ._setup import build_reference, seed_all, to_device
 
 SIZE_MIN = 8
 """Smallest constant taken for a size: smaller ints are mostly dimensions to reduce over, kernel sizes, strides."""
@@ -95,7 +95,7 @@ def _variant(job: Job, const: SizeConstant, seed: int, init_seed: int, device: t
     problem = load_problem(replace(job, problem=replace(job.problem, source=with_value(job.problem.source, const, changed))))
     seed_all(init_seed)
     init = to_device(problem.get_init_inputs(), device)
-    references = References(problem.model(*init).to(device))
+    references = References(build_reference(problem.model, init, device))
     inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], seed, device)
     return _Variant(const, changed, problem, init, inputs, references.run(inputs))
 

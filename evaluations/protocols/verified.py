@@ -29,7 +29,15 @@ from .._types import Job
 from .._verified import _candidate, _judging
 from .._verified._distributions import DISTRIBUTIONS, draw
 from .._verified._reference import float32_mode
-from .._verified._setup import Settings, configure, seed_all, set_algorithm_flags, timing_sets, to_device
+from .._verified._setup import (
+    Settings,
+    build_reference,
+    configure,
+    seed_all,
+    set_algorithm_flags,
+    timing_sets,
+    to_device,
+)
 from .._worker import ProblemModule, load_candidate, load_problem
 from ..timing import time_calls
 
@@ -67,7 +75,7 @@ def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Se
     settings = Settings.of(job.options)
     set_algorithm_flags(job.algorithm_flags)  # a candidate's flags: before the model and its algorithms are chosen
     seed_all(settings.init_seed)
-    model = problem.model(*to_device(problem.get_init_inputs(), device)).to(device)
+    model = build_reference(problem.model, to_device(problem.get_init_inputs(), device), device)
     if job.baseline_kind == "compile":
         with _gpulock.released():  # torch.compile imports dynamo and Inductor (seconds of host work), compiles nothing
             model = torch.compile(model)

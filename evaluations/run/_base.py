@@ -55,6 +55,7 @@ class RunnerBase:
             "held the GPU alone, but other workers' start-up and host work (extension builds included) could run "
             "beside it" if shared_gpu else None)
         self.again_alone: list[tuple[str, Candidate, Path]] = []
+        self._alone_reasons: dict[tuple[str, str], str] = {}  # (protocol, candidate sha256): why it waits for that
         """Evaluations that ran out of memory while others were in flight: evaluated again, alone, after the rest."""
 
     def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None,

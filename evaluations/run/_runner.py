@@ -149,9 +149,11 @@ class Runner(Preparing, TakingTurns):
             judged = self._judged(module, job, baselines, tag, evidence)  # type: ignore[arg-type]
             if judged is None:
                 return None  # the run was interrupted: no verdict, and a re-run evaluates it again
-            outcome, in_turns = judged
-            if not alone and self.config.concurrent > 1 and out_of_memory(outcome):
+            outcome, in_turns, waited_s = judged
+            why = self._shared_failure(outcome, waited_s) if not alone and self.config.concurrent > 1 else None
+            if why is not None:
                 self.again_alone.append((protocol, candidate, path))
+                self._alone_reasons[(protocol, candidate.sha256)] = why
                 return None
             if self.cancel.is_set():
                 return None
@@ -168,9 +170,10 @@ class Runner(Preparing, TakingTurns):
         if self.cancel.is_set():
             return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
         if alone:
-            outcome.notes = [*outcome.notes, f"its evaluation or its judge ran out of device memory while other "
-                             f"evaluations shared the device ({self.config.concurrent} at once in this run); "
-                             "evaluated again alone, after the rest"]
+            why = self._alone_reasons.get((protocol, candidate.sha256), "its evaluation or its judge ran out of device "
+                                          "memory while other evaluations shared the device")
+            outcome.notes = [*outcome.notes, f"{why} ({self.config.concurrent} at once in this run); evaluated again "
+                             "alone, after the rest"]
         elif self._concurrency_note:
             outcome.notes = [*outcome.notes, self._concurrency_note]
         record = self._record(protocol, problem, candidate, outcome, baselines, in_turns)  # type: ignore[arg-type]
@@ -196,10 +199,23 @@ class Runner(Preparing, TakingTurns):
                          f"{reason[:300]}")
         return baselines, notes
 
+    @staticmethod
+    def _shared_failure(outcome: CandidateOutcome, waited_s: float) -> str | None:
+        """Why an evaluation's failure may be the shared device's rather than the candidate's (then it is evaluated
+        again alone, after the rest), or None: it ran out of device memory while others held some, or it ran past
+        its deadline after waiting for other workers' timings (the wait extends a deadline only so far)."""
+        if out_of_memory(outcome):
+            return ("its evaluation or its judge ran out of device memory while other evaluations shared the device")
+        if outcome.status == "timeout" and waited_s > 0:
+            return (f"its worker ran past its deadline after waiting {waited_s:.0f} s for other evaluations' timings "
+                    "on the shared device")
+        return None
+
     def _judged(self, module: ModuleType, job: Job, baselines: dict[str, BaselineRecord], tag: str,
-                evidence: Path) -> tuple[CandidateOutcome, dict[str, BaselineRecord]] | None:
+                evidence: Path) -> tuple[CandidateOutcome, dict[str, BaselineRecord], float] | None:
         """The candidate's outcome as its worker reported it and the judge ruled, with the baselines timed in turns
-        beside it (none where it was timed alone); None if the run was interrupted meanwhile."""
+        beside it (none where it was timed alone) and the seconds its worker waited for the GPU lock; None if the
+        run was interrupted meanwhile."""
         clock = _judge.OuterClock()
         in_turns: dict[str, BaselineRecord] = {}
         if self._in_turns(module, baselines):
@@ -215,7 +231,7 @@ class Runner(Preparing, TakingTurns):
         outcome.notes = [*outcome.notes, *turn_notes]
         _judge.judge_outcome(lambda target, request, t: self._isolated(target, request, t, self.config.timeout_s,
                                                                        "judge"), job, outcome, clock, evidence, tag)
-        return outcome, in_turns
+        return outcome, in_turns, result.waited_s
 
     def _record(self, protocol: str, problem: Problem, candidate: Candidate, outcome: CandidateOutcome,
                 baselines: dict[str, BaselineRecord], in_turns: dict[str, BaselineRecord]) -> Record:

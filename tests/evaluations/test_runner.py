@@ -277,6 +277,19 @@ def test_out_of_memory_is_read_from_a_runtime_error_or_from_a_judge_that_could_n
     assert not out_of_memory(CandidateOutcome(status="correct", notes=[f"a note of its own: {oom}"]))
 
 
+def test_a_timeout_after_waiting_for_others_timings_is_evaluated_again_alone_and_one_without_waiting_is_a_verdict():
+    from evaluations._outcomes import CandidateOutcome
+    from evaluations.run import Runner
+
+    timeout = CandidateOutcome(status="timeout", error="worker exceeded its 200 s deadline and was killed")
+    why = Runner._shared_failure(timeout, 151.4)
+    assert why is not None and "waiting 151 s for other evaluations' timings" in why
+    assert Runner._shared_failure(timeout, 0.0) is None  # it had the device whenever it asked: its own verdict
+    assert Runner._shared_failure(CandidateOutcome(status="correct"), 151.4) is None
+    oom = CandidateOutcome(status="runtime_error", error="OutOfMemoryError: CUDA out of memory. Tried to allocate 8 GiB")
+    assert "ran out of device memory" in Runner._shared_failure(oom, 0.0)
+
+
 def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
     from evaluations._env import capture_environment
     from evaluations._loaders import load_inputs
