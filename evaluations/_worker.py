@@ -258,6 +258,7 @@ def warm_candidate(job: Job) -> BuildResult:
     try:
         import torch
 
+        from ._verified._distributions import DISTRIBUTIONS, draw
         from ._verified._setup import to_device
 
         problem = load_problem(job)
@@ -266,7 +267,8 @@ def warm_candidate(job: Job) -> BuildResult:
             torch.manual_seed(0)
             model = model_new(*to_device(problem.get_init_inputs(), device))
             model = model.to(device) if isinstance(model, torch.nn.Module) else model
-            model(*to_device(problem.get_inputs(), device))
+            # made on the device (the shapes and dtypes are what compiles; a host draw of large inputs took seconds)
+            model(*draw(problem.get_inputs, DISTRIBUTIONS[0], 0, device, on_device=True))
             torch.cuda.synchronize()
     except Exception as exc:  # noqa: BLE001 - the evaluation meets it again and reports it
         print(f"warm-up after import failed (left to the evaluation): {describe(exc)}", file=sys.stderr)
