@@ -19,6 +19,7 @@
 # .data/h100.jsonl (copy it from the public datasets folder; it is git-ignored).
 # SELF_ARGS adds options to benchmarks/self_speedup.py (e.g. --essential-only, --retry-errors); passes
 # separated by ';' run one after another (e.g. "--keys L3/43,L3/44;--bundle /dev/null" then the own suite).
+# throughput (not in the default): benchmarks/throughput.py's cold slice (TP_EVERY, TP_BUNDLE, TP_S, TP_TAG).
 set -u
 cd "$(dirname "$0")/.."
 OUT="${OUT:-.data/out}"
@@ -108,6 +109,13 @@ for s in "${STEPS[@]}"; do
       python3 -c "import ray" 2>/dev/null && M="serial lanes ray" || M="serial lanes"
       timeout "$(left)" python3 benchmarks/scaleout.py --bundle .data/h100.jsonl --every "${SCALE_EVERY:-25}" \
         --modes $M --budget-s "${SCALE_S:-150}" > "$LOGS/scaleout.log" 2>&1; tail -6 "$LOGS/scaleout.log" ;;
+    throughput)
+      # issue 17: benchmarks/throughput.py on every TP_EVERY-th row of a bundle (TP_BUNDLE, default CUDA-L1's), cold
+      # caches, both protocols, EVAL_CONCURRENT at once, stopped after TP_S seconds (default: what the call has left)
+      step "$s (every ${TP_EVERY:-5}th row of ${TP_BUNDLE:-.data/h100.jsonl}, cold, both protocols)"
+      OUT="$OUT" timeout -k 5 "$(left)" python3 benchmarks/throughput.py --bundle "${TP_BUNDLE:-.data/h100.jsonl}" \
+        --every "${TP_EVERY:-5}" --concurrent "${EVAL_CONCURRENT:-12}" --tag "${TP_TAG:-cold}" \
+        --budget-s "${TP_S:-$(( $(left) - 20 ))}" > "$LOGS/throughput.log" 2>&1; tail -40 "$LOGS/throughput.log" ;;
     drift)
       step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"
       OUT="$OUT" timeout "$(left)" python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys "${DRIFT_KEYS:?set DRIFT_KEYS}" \
