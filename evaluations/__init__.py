@@ -1,8 +1,27 @@
 """Evaluation runner of KernelVerdict: problem and candidate loading, isolated workers, protocols.
 
+This face holds the first stage, loading problems and candidates (and the environment a run records); the run, its
+isolated workers and the protocols have faces of their own (``evaluations.run``, ``evaluations.protocols``).
 Importing this package does not import torch; the runner imports it where it is needed.
 """
 
-from ._types import Candidate, Job, Origin, Problem, ProblemMeta, sha256_text
+from ._bundles import KNOWN_BUNDLES, is_bundle, load_bundle
+from ._env import HARNESS_FALLBACK_VERSION, capture_environment, hardware_slug, harness_version, resolve_device
+from ._kernelbench_index import INDEX_PATH, REVISIONS, build_index, identify, normalized
+from ._loaders import (
+    Loaded,
+    LoadError,
+    SourceOverride,
+    load_candidate_folder,
+    load_inputs,
+    load_problem_folder,
+    load_problems,
+)
+from ._types import Candidate, Claim, Job, Origin, Problem, ProblemMeta, sha256_text
 
-__all__ = ["Candidate", "Job", "Origin", "Problem", "ProblemMeta", "sha256_text"]
+__all__ = [
+    "Candidate", "Claim", "HARNESS_FALLBACK_VERSION", "INDEX_PATH", "Job", "KNOWN_BUNDLES", "LoadError", "Loaded",
+    "Origin", "Problem", "ProblemMeta", "REVISIONS", "SourceOverride", "build_index", "capture_environment",
+    "hardware_slug", "harness_version", "identify", "is_bundle", "load_bundle", "load_candidate_folder",
+    "load_inputs", "load_problem_folder", "load_problems", "normalized", "resolve_device", "sha256_text",
+]

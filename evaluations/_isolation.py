@@ -10,18 +10,14 @@ signalled the runner.
 
 from __future__ import annotations
 
-import faulthandler
-import importlib
 import io
 import multiprocessing as mp
 import os
 import pickle
 import signal
-import sys
 import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing import connection
@@ -29,6 +25,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import _confine, _gpulock
+from ._child import (  # noqa: F401 - the child's side, re-exported: workers ask and confine through this module
+    _WATCH_TASKS,
+    _WATCH_WAKE,
+    PARENT_WATCH_S,
+    TAIL_BYTES,
+    WATCH_THREAD,
+    NoAnswer,
+    _child_main,
+    _spare_main,
+    ask,
+    in_every_thread,
+)
 
 GRACE_S = 5.0
 """Seconds between SIGTERM and SIGKILL when a child must be stopped."""
@@ -36,10 +44,6 @@ POLL_S = 0.05
 """How often the parent checks the deadline and output size (a result or an exit wakes it at once)."""
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 """A child that writes more than this to stdout/stderr is killed (an output flood)."""
-TAIL_BYTES = 3000
-"""How much of the end of the child's output is kept for the record's ``error``."""
-PARENT_WATCH_S = 1.0
-"""How often a child checks that its parent is still alive (it exits when orphaned)."""
 
 FailureKind = Literal["timeout", "signal", "exit", "output_flood", "exception", "cancelled", "signalled_runner"]
 """Why no value came back: deadline passed, killed by a signal, exited early, too much output, raised, the run
@@ -74,146 +78,6 @@ class IsolatedResult:
     def ok(self) -> bool:
         """Whether the function returned a value."""
         return self.failure is None
-
-
-WATCH_THREAD = "kverdict-parent-watch"
-"""Name of the worker's own thread that exits the worker when its parent is gone."""
-_WATCH_TASKS: list[Callable[[], None]] = []
-"""Work the parent-watch thread does on itself before its next look at the parent (:func:`in_every_thread`)."""
-_WATCH_WAKE = threading.Event()
-
-
-def _watch_parent(parent_pid: int) -> None:
-    def loop() -> None:
-        while True:
-            _WATCH_WAKE.wait(PARENT_WATCH_S)
-            _WATCH_WAKE.clear()
-            while _WATCH_TASKS:
-                _WATCH_TASKS.pop(0)()
-            if os.getppid() != parent_pid:
-                os._exit(70)  # orphaned: the runner is gone, nobody will read the result
-
-    threading.Thread(target=loop, name=WATCH_THREAD, daemon=True).start()
-
-
-def in_every_thread(apply: Callable[[], None], timeout_s: float = 10.0) -> None:
-    """Run ``apply`` in this thread and in the worker's own parent-watch thread (Landlock restricts one thread at a
-    time, and a thread candidate code could reach through patched functions must not keep rights the rest lost).
-    Its exception, from either thread, is raised here; other Python threads are named on the worker's output."""
-    apply()
-    watcher = next((t for t in threading.enumerate() if t.name == WATCH_THREAD), None)
-    others = [t.name for t in threading.enumerate() if t not in (threading.current_thread(), watcher)]
-    if others:
-        print(f"kverdict worker: threads started before confinement keep their rights: {', '.join(others)}",
-              file=sys.stderr)
-    if watcher is None:
-        return
-    done, failed = threading.Event(), []
-
-    def task() -> None:
-        try:
-            apply()
-        except BaseException as exc:  # noqa: B036 - handed to the caller
-            failed.append(exc)
-        done.set()
-
-    _WATCH_TASKS.append(task)
-    _WATCH_WAKE.set()
-    if not done.wait(timeout_s):
-        raise OSError(f"the parent-watch thread did not confine itself within {timeout_s:g} s")
-    if failed:
-        raise failed[0]
-
-
-def _redirect(log_path: str) -> None:
-    """Point this process's stdout and stderr file descriptors at ``log_path`` (appending)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-
-
-_CONVERSATION: list[Any] = []
-"""The child's end of its result pipe, while it serves its call (for :func:`ask`)."""
-
-
-class NoAnswer(Exception):
-    """The parent had nothing to answer (it gave the call no ``answer``), or the pipe is gone."""
-
-
-def ask(question: Any) -> Any:
-    """From inside an isolated call: put ``question`` to the parent and wait for its answer.
-
-    The parent answers with the ``answer`` function it gave :func:`run_isolated`, on its own side of the
-    process boundary (its clock, its state), before the call's result comes back."""
-    if not _CONVERSATION:
-        raise NoAnswer("not inside an isolated call")
-    conn = _CONVERSATION[0]
-    try:
-        conn.send(("ask", question))
-        reply = conn.recv()
-    except (EOFError, OSError) as exc:
-        raise NoAnswer(f"the parent is gone: {exc}") from exc
-    if reply[0] != "answer":
-        raise NoAnswer(str(reply[1]))
-    return reply[1]
-
-
-def _serve(target: str, payload: Any, conn: Any) -> None:
-    """Call ``module:function`` on ``payload``, send what came of it through ``conn`` and exit at once."""
-    module_name, func_name = target.split(":")
-    _CONVERSATION.append(conn)
-    try:
-        value = getattr(importlib.import_module(module_name), func_name)(payload)
-        message: tuple[Any, ...] = ("ok", value)
-    except BaseException as exc:  # noqa: B036 - every escape must be reported, SystemExit included
-        message = ("raised", type(exc).__qualname__, f"{type(exc).__name__}: {exc}", traceback.format_exc())
-    try:
-        conn.send(message)
-    except Exception as exc:  # an unpicklable value
-        conn.send(("raised", type(exc).__qualname__, f"result could not be sent: {exc}", traceback.format_exc()))
-    conn.close()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)  # skip interpreter teardown: candidate atexit hooks must not change the result
-
-
-def _child_main(target: str, payload: Any, log_path: str, conn: Any, parent_pid: int) -> None:
-    _confine.unblock_in_child()
-    os.setpgrp()
-    _redirect(log_path)
-    faulthandler.enable(file=sys.stderr)
-    _watch_parent(parent_pid)
-    _serve(target, payload, conn)
-
-
-def _spare_main(preload: tuple[str, ...], spare_log: str, jobs: Any, conn: Any, parent_pid: int) -> None:
-    """A spare child: import ``preload`` (no job code yet), then wait for exactly one job and serve it."""
-    _confine.unblock_in_child()
-    os.setpgrp()
-    _redirect(spare_log)
-    faulthandler.enable(file=sys.stderr)
-    _watch_parent(parent_pid)
-    for name in preload:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: S112 - the job imports it again and reports the failure in its own log
-            continue
-    try:
-        target, payload, log_path = jobs.recv()
-    except (EOFError, OSError):
-        os._exit(0)  # never used: the run ended or the spare was discarded
-    jobs.close()
-    _redirect(log_path)
-    try:  # what the imports printed belongs to the job's output, as it would in a cold start
-        with open(spare_log, "rb") as fh:
-            os.write(2, fh.read(TAIL_BYTES))
-        os.unlink(spare_log)
-    except OSError:
-        pass
-    _serve(target, payload, conn)
 
 
 def _stop(proc: Any) -> None:
@@ -418,46 +282,87 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_bytes(b"")
     start = time.monotonic()
-    lock = os.environ.get(_gpulock.ENV)  # time spent waiting for a shared GPU does not count
     proc, reader = _dispatch(spare, target, payload, log)
-    message: tuple[Any, ...] | None = None
-    failure: Failure | None = None
-    pipe_open = True
-    waited = 0.0
+    limits = _Limits(start, timeout_s, max_output_bytes, cancel, os.environ.get(_gpulock.ENV))
     try:
-        while True:
-            ready = connection.wait([reader, proc.sentinel] if pipe_open else [proc.sentinel], POLL_S)
-            if pipe_open and reader in ready:  # a result, or the pipe closed: wakes at once
-                try:
-                    message = _receive(reader)
-                except (EOFError, OSError):
-                    pipe_open = False
-                if message is not None and message[0] == "ask":
-                    _reply(reader, answer, message[1])
-                    message = None
-                    continue
-            if message is not None:
-                proc.join(GRACE_S)  # the child exits right after sending
-                break
-            if proc.sentinel in ready and not (pipe_open and reader.poll(0)):
-                break  # exited without a result (a descendant may still hold the pipe open)
-            if log.stat().st_size > max_output_bytes:
-                failure = Failure("output_flood", f"worker wrote more than {max_output_bytes} bytes of output and was killed")
-                break
-            if (cancel is not None and cancel.is_set()) or _confine.cancelled():
-                failure = Failure("cancelled", "the run was interrupted")
-                break
-            if _confine.signalled(proc.pid):
-                break
-            waited = max(waited, _gpulock.waited_s(lock, proc.pid))  # kept once read: the file goes when the lock does
-            if time.monotonic() - start > timeout_s + min(timeout_s, waited):
-                failure = Failure("timeout", f"worker exceeded its {timeout_s:g} s deadline and was killed")
-                break
+        watched = _watch(proc, reader, log, limits, answer)
     finally:
         _stop(proc)
         reader.close()
     wall = time.monotonic() - start
     tail = _tail(log)
+    failure = _settled_failure(proc, watched)
+    message = watched.message
+    value = message[1] if failure is None and message is not None else None
+    return IsolatedResult(value=value, failure=failure, output_tail=tail, wall_s=wall, waited_s=watched.waited_s)
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """What ends a child's watch early: its deadline (from ``start``, extended by its waits for the GPU lock named
+    ``lock``), its output's size, and the run's interruption."""
+
+    start: float
+    timeout_s: float
+    max_output_bytes: int
+    cancel: threading.Event | None
+    lock: str | None
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """How a child's watch ended: the message it sent (or None), the failure seen meanwhile (or None), and the
+    seconds it waited for the GPU lock."""
+
+    message: tuple[Any, ...] | None
+    failure: Failure | None
+    waited_s: float
+
+
+def _watch(proc: Any, reader: connection.Connection, log: Path, limits: _Limits,
+           answer: Callable[[Any], Any] | None) -> _Watched:
+    """Wait for the child's result, answering its questions, until it sends one, exits, or breaks a limit."""
+    message: tuple[Any, ...] | None = None
+    pipe_open = True
+    waited = 0.0
+    while True:
+        ready = connection.wait([reader, proc.sentinel] if pipe_open else [proc.sentinel], POLL_S)
+        if pipe_open and reader in ready:  # a result, or the pipe closed: wakes at once
+            try:
+                message = _receive(reader)
+            except (EOFError, OSError):
+                pipe_open = False
+            if message is not None and message[0] == "ask":
+                _reply(reader, answer, message[1])
+                message = None
+                continue
+        if message is not None:
+            proc.join(GRACE_S)  # the child exits right after sending
+            return _Watched(message, None, waited)
+        if proc.sentinel in ready and not (pipe_open and reader.poll(0)):
+            return _Watched(None, None, waited)  # exited without a result (a descendant may still hold the pipe open)
+        failure = _limit_broken(log, limits)
+        if failure is not None or _confine.signalled(proc.pid):
+            return _Watched(None, failure, waited)
+        waited = max(waited, _gpulock.waited_s(limits.lock, proc.pid))  # kept once read: the file goes with the lock
+        if time.monotonic() - limits.start > limits.timeout_s + min(limits.timeout_s, waited):
+            return _Watched(None, Failure("timeout", f"worker exceeded its {limits.timeout_s:g} s deadline and was "
+                                                     "killed"), waited)
+
+
+def _limit_broken(log: Path, limits: _Limits) -> Failure | None:
+    """An output flood or the run's interruption, checked in that order on each wake of the watch."""
+    if log.stat().st_size > limits.max_output_bytes:
+        return Failure("output_flood", f"worker wrote more than {limits.max_output_bytes} bytes of output and was killed")
+    if (limits.cancel is not None and limits.cancel.is_set()) or _confine.cancelled():
+        return Failure("cancelled", "the run was interrupted")
+    return None
+
+
+def _settled_failure(proc: Any, watched: _Watched) -> Failure | None:
+    """The child's failure once it is stopped: a signal it sent the runner outweighs whatever it returned (it
+    attacked the harness), then the watch's own failure, an exit without a result, or an exception it raised."""
+    failure, message = watched.failure, watched.message
     sent = _confine.signalled(proc.pid, settle=True)
     if sent is not None and (failure is None or failure.kind != "cancelled"):
         failure = Failure("signalled_runner", sent)  # whatever it returned: it attacked the harness
@@ -465,5 +370,4 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
         failure = _exit_failure(proc.exitcode)
     if failure is None and message is not None and message[0] == "raised":
         failure = Failure("exception", message[2], exception_type=message[1], traceback=message[3])
-    value = message[1] if failure is None and message is not None else None
-    return IsolatedResult(value=value, failure=failure, output_tail=tail, wall_s=wall, waited_s=waited)
+    return failure

@@ -96,7 +96,8 @@ def _bundles(roots: Iterable[Path], file_name: str | None) -> Iterator[Path]:
 
 def find_kernel(record: Record, repo_root: Path, dataset_roots: Iterable[Path]) -> Candidate:
     """The record's kernel text, from the repository or a local dataset copy, with its sha256 checked."""
-    from ._loaders import KNOWN_BUNDLES, LoadError, load_bundle
+    from ._bundles import KNOWN_BUNDLES, load_bundle
+    from ._loaders import LoadError
 
     k, m = record.kernel, record.model
     if k.url is None and k.row is None and k.path:
@@ -130,7 +131,8 @@ def find_kernel(record: Record, repo_root: Path, dataset_roots: Iterable[Path]) 
 
 
 def _problem_sources(problem_roots: Iterable[Path], dataset_roots: Iterable[Path]) -> Iterator[list[Problem]]:
-    from ._loaders import LoadError, is_bundle, load_bundle, load_problem_folder
+    from ._bundles import is_bundle, load_bundle
+    from ._loaders import LoadError, load_problem_folder
 
     for root in problem_roots:
         try:  # a suite folder, a checkout or a bundle; else a folder of suites

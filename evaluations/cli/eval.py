@@ -82,7 +82,7 @@ def _options(args: argparse.Namespace) -> dict[str, int]:
     return options
 
 
-def _matches(patterns: str, problem: Any) -> bool:
+def only_matches(patterns: str, problem: Any) -> bool:
     """Whether the problem's name, file name or key matches one of the comma-separated shell patterns."""
     names = (problem.name, problem.file_name or "", problem.key)
     return any(fnmatch.fnmatchcase(n, pattern.strip()) for pattern in patterns.split(",") if pattern.strip()
@@ -128,7 +128,7 @@ def run_command(args: argparse.Namespace) -> int:
     except LoadError as exc:
         raise UserError(str(exc)) from None
     if args.only:
-        keep = {p.key for p in loaded.problems if _matches(args.only, p)}
+        keep = {p.key for p in loaded.problems if only_matches(args.only, p)}
         loaded = Loaded([p for p in loaded.problems if p.key in keep],
                         [c for c in loaded.candidates if c.problem_key in keep])
         if not loaded.candidates:

@@ -9,13 +9,13 @@ one GPU is the runner as ``kverdict eval`` always ran it, in its own process.
 
 from ._batches import Batch, BatchReport, LaneSpec, batches
 from ._local import MAX_ATTEMPTS, Lane, LocalExecutor, batch_deadline_s, lanes_for
-from ._ray import CodeMismatch, RayExecutor, RayUnavailable, checked_record, code_digest, seed_files
+from ._ray import CodeMismatch, RayExecutor, RayUnavailable, checked_record, code_digest, evaluate_batch, seed_files
 
 EXECUTORS = ("local", "ray")
 """The names ``kverdict eval --executor`` takes."""
 
 __all__ = [
     "EXECUTORS", "MAX_ATTEMPTS", "Batch", "BatchReport", "CodeMismatch", "Lane", "LaneSpec", "LocalExecutor",
-    "RayExecutor", "RayUnavailable", "batch_deadline_s", "batches", "checked_record", "code_digest", "lanes_for",
-    "seed_files",
+    "RayExecutor", "RayUnavailable", "batch_deadline_s", "batches", "checked_record", "code_digest",
+    "evaluate_batch", "lanes_for", "seed_files",
 ]

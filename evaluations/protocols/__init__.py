@@ -3,13 +3,32 @@
 A protocol is a module exposing ``INFO`` (``schemas.ProtocolInfo``), ``BASELINE_KINDS``,
 ``SPEEDUP_BASELINE`` (``Speedups`` field -> baseline kind), ``run_baseline(job)`` and
 ``run_candidate(job)`` (both run inside a fresh worker process), and optionally
-``measure_memory(job)``. See ``evaluations._outcomes`` for what they return.
+``measure_memory(job)``. What they return (``CandidateOutcome``, ``BaselineOutcome``) and the statistics that summarise
+a timing are exported here.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
+
+from .._outcomes import (
+    BaselineOutcome,
+    CandidateOutcome,
+    host_speed_bound,
+    mean,
+    median,
+    pacing_of,
+    quantile,
+    std,
+    summarize,
+    uses_graph,
+)
+
+__all__ = [
+    "PROTOCOLS", "BaselineOutcome", "CandidateOutcome", "ProtocolUnavailable", "get_protocol", "host_speed_bound",
+    "mean", "median", "pacing_of", "quantile", "std", "summarize", "uses_graph",
+]
 
 PROTOCOLS: dict[str, str] = {
     "standard": "evaluations.protocols.standard",

@@ -6,6 +6,8 @@ kernels), and whether it needs CUDA. Records of the zoo use the model names ``ex
 ``honest-kernels`` (provider ``kernelverdict``).
 """
 
+from ._attacks import load_attacks
+from ._check import BothOutcomes
 from ._manifest import ZOO_DIR, ZooEntry, load_manifest, zoo_job
 
-__all__ = ["ZOO_DIR", "ZooEntry", "load_manifest", "zoo_job"]
+__all__ = ["ZOO_DIR", "BothOutcomes", "ZooEntry", "load_attacks", "load_manifest", "zoo_job"]

@@ -106,7 +106,7 @@ def signal_parent(_: object) -> int:
 
 def converse(questions: list[object]) -> list[object]:
     """Put each question to the parent (``_isolation.ask``) and return the answers (an error answer as its text)."""
-    from evaluations._isolation import NoAnswer, ask
+    from evaluations.run import NoAnswer, ask
 
     answers: list[object] = []
     for q in questions:

@@ -319,7 +319,7 @@ def test_own_suite_is_sound_at_reduced_size(tmp_path: Path) -> None:
     """No KernelVerdict problem is excluded (the real sizes are audited on the GPU)."""
     from dataclasses import replace
 
-    from evaluations._loaders import load_problems
+    from evaluations import load_problems
     from evaluations.audit import AuditOptions, audit_problems
     from evaluations.suite import SUITE_DIR, suite_files
 

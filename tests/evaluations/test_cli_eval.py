@@ -51,13 +51,13 @@ def test_only_pattern_matching_nothing(capsys, fixtures_dir):
 
 
 def test_only_takes_several_patterns_separated_by_commas(fixtures_dir):
-    from evaluations._loaders import load_inputs
-    from evaluations.cli.eval import _matches
+    from evaluations import load_inputs
+    from evaluations.cli.eval import only_matches
 
     problems = load_inputs(fixtures_dir / "problems", fixtures_dir / "candidates", model="m").problems
-    picked = sorted(p.name for p in problems if _matches("*relu*, */2", p))
+    picked = sorted(p.name for p in problems if only_matches("*relu*, */2", p))
     assert len(picked) == 2 and "add" in picked[1] and "relu" in picked[0]
-    assert not [p for p in problems if _matches("nothing*,", p)]
+    assert not [p for p in problems if only_matches("nothing*,", p)]
 
 
 def test_empty_problem_folder(capsys, tmp_path, fixtures_dir):

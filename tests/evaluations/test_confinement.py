@@ -19,10 +19,8 @@ import pytest
 
 import schemas
 from evaluations import _landlock
-from evaluations._confine import worker_environment
-from evaluations._worker import load_module
-from evaluations.zoo import ZOO_DIR
-from evaluations.zoo._attacks import load_attacks
+from evaluations.run import load_module, worker_environment
+from evaluations.zoo import ZOO_DIR, load_attacks
 
 REPO = Path(__file__).resolve().parents[2]
 ATTACKS = load_attacks()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations._env import capture_environment, hardware_slug, harness_version, resolve_device
+from evaluations import capture_environment, hardware_slug, harness_version, resolve_device
 
 
 @pytest.mark.parametrize(("name", "device", "slug"), [
@@ -32,7 +32,7 @@ def test_a_source_checkout_reports_the_version_of_pyproject():
     import tomllib
     from pathlib import Path
 
-    from evaluations._env import HARNESS_FALLBACK_VERSION
+    from evaluations import HARNESS_FALLBACK_VERSION
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     assert HARNESS_FALLBACK_VERSION == pyproject["project"]["version"]

@@ -209,7 +209,7 @@ def test_a_killed_driver_stops_its_lanes_and_the_rerun_finishes_the_work(serial,
 
 
 def test_a_hung_lane_is_killed_at_its_batch_deadline_with_its_process_group(tmp_path, fixtures_dir, monkeypatch):
-    from evaluations._loaders import load_inputs
+    from evaluations import load_inputs
     from evaluations.executors import _local
     from evaluations.run import RunConfig
 
@@ -235,7 +235,7 @@ def test_a_hung_lane_is_killed_at_its_batch_deadline_with_its_process_group(tmp_
 
 
 def test_batches_are_whole_problems_in_load_order(fixtures_dir, tmp_path):
-    from evaluations._loaders import load_inputs
+    from evaluations import load_inputs
 
     loaded = load_inputs(fixtures_dir / "problems", _cands(tmp_path / "c", fixtures_dir, (*NAMES, "3_tiny_scale.py")),
                          model="m", provider=None, suite=None)
@@ -267,8 +267,8 @@ def test_a_node_may_write_a_record_only_where_its_content_belongs(serial):
 
 
 def test_a_node_with_other_code_refuses_the_task(fixtures_dir, tmp_path):
-    from evaluations._loaders import load_inputs
-    from evaluations.executors._ray import evaluate_batch
+    from evaluations import load_inputs
+    from evaluations.executors import evaluate_batch
     from evaluations.run import RunConfig
 
     loaded = load_inputs(fixtures_dir / "problems", _cands(tmp_path / "c", fixtures_dir, ("2_tiny_add.py",)),
@@ -282,7 +282,7 @@ def test_a_node_with_other_code_refuses_the_task(fixtures_dir, tmp_path):
 
 
 def test_a_task_is_seeded_with_its_problems_records_only(serial, fixtures_dir, tmp_path):
-    from evaluations._loaders import load_inputs
+    from evaluations import load_inputs
 
     loaded = load_inputs(fixtures_dir / "problems", _cands(tmp_path / "c", fixtures_dir), model="fixture-model",
                          provider=None, suite=None)

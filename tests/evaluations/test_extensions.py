@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluations._extensions import hashed_loader, kernel_language, needs_build
+from evaluations.run import hashed_loader, kernel_language, needs_build
 
 
 def _fake_load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluations._env import capture_environment
-from evaluations._loaders import load_inputs
+from evaluations import capture_environment, load_inputs
 from evaluations.run import RunConfig, Runner, run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "compile_fails"

@@ -97,7 +97,7 @@ def test_timing_sets_are_drawn_on_the_device():
 
 
 def test_short_calls_are_timed_as_graphs_one_per_place():
-    from evaluations._outcomes import pacing_of
+    from evaluations.protocols import pacing_of
     from evaluations.timing import PLACEMENTS, TimingPlan, time_calls
 
     model = torch.nn.Linear(64, 32).cuda()

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import schemas
-from evaluations._outcomes import host_speed_bound
 from evaluations.cli import main
+from evaluations.protocols import host_speed_bound
 from schemas._validate import validate
 
 pytestmark = pytest.mark.gpu

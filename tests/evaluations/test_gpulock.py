@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from evaluations import _gpulock
-from evaluations._isolation import run_isolated
+from evaluations.run import run_isolated
 
 
 @pytest.fixture

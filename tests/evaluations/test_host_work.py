@@ -72,7 +72,7 @@ def test_the_standard_protocol_draws_inputs_and_builds_its_reference_without_the
 
 
 def test_only_a_candidates_jobs_keep_triton_autotuning_results_in_its_own_cache(tmp_path, monkeypatch):
-    from evaluations._worker import candidate_scope, use_caches
+    from evaluations.run import candidate_scope, use_caches
     from evaluations.zoo import load_manifest, zoo_job
 
     for name in ("TRITON_CACHE_AUTOTUNING", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_COMPILE_THREADS"):

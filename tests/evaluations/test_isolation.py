@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from evaluations._isolation import run_isolated
+from evaluations.run import run_isolated
 
 
 def _run(tmp_path, name, payload=None, **kwargs):
@@ -69,7 +69,7 @@ def test_cancel_stops_the_child(tmp_path):
 
 
 def test_spare_worker_serves_one_job_with_its_own_log(tmp_path):
-    from evaluations._isolation import start_spare
+    from evaluations.run import start_spare
 
     spare = start_spare(("isolation_targets",), tmp_path / "spares")
     result = _run(tmp_path, "double", 4, spare=spare)
@@ -80,7 +80,7 @@ def test_spare_worker_serves_one_job_with_its_own_log(tmp_path):
 
 
 def test_spare_worker_failures_are_classified_like_cold_ones(tmp_path):
-    from evaluations._isolation import start_spare
+    from evaluations.run import start_spare
 
     seg = _run(tmp_path, "segfault", spare=start_spare((), tmp_path))
     assert seg.failure.kind == "signal" and "SIGSEGV" in seg.failure.message
@@ -90,7 +90,7 @@ def test_spare_worker_failures_are_classified_like_cold_ones(tmp_path):
 
 
 def test_dead_spare_falls_back_to_a_cold_worker(tmp_path):
-    from evaluations._isolation import start_spare
+    from evaluations.run import start_spare
 
     spare = start_spare(("isolation_targets",), tmp_path)
     spare.discard()
@@ -100,7 +100,7 @@ def test_dead_spare_falls_back_to_a_cold_worker(tmp_path):
 
 
 def test_a_spare_pool_hands_out_live_spares_one_job_each_and_closes_them_all(tmp_path):
-    from evaluations._isolation import SparePool
+    from evaluations.run import SparePool
 
     pool = SparePool(("isolation_targets",), tmp_path / "spares", size=2)
     first, second = pool.take(), pool.take()
@@ -121,7 +121,7 @@ def test_a_spare_pool_hands_out_live_spares_one_job_each_and_closes_them_all(tmp
 CONFINED_CALLS = """
 import sys
 from evaluations import _confine
-from evaluations._isolation import run_isolated
+from evaluations.run import run_isolated
 
 if __name__ == "__main__":
     with _confine.confined():

@@ -6,16 +6,16 @@ from __future__ import annotations
 import torch
 
 from evaluations import _evidence
-from evaluations._isolation import run_isolated
-from evaluations._judge import (
+from evaluations.protocols import CandidateOutcome
+from evaluations.run import (
     LABEL_UNCONFIRMED,
     Judgement,
     OuterClock,
     Ruling,
     outer_calls,
     reconcile,
+    run_isolated,
 )
-from evaluations._outcomes import CandidateOutcome
 from schemas import CorrectnessCheck, TimingStats
 
 

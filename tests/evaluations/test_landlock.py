@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from evaluations import _landlock
-from evaluations._isolation import run_isolated
+from evaluations.run import run_isolated
 
 pytestmark = pytest.mark.skipif(_landlock.unavailable() is not None, reason="this kernel has no Landlock")
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluations._kernelbench_index import REVISIONS
-from evaluations._loaders import (
+from evaluations import (
+    REVISIONS,
+    Claim,
     LoadError,
     SourceOverride,
     load_bundle,
@@ -18,7 +19,6 @@ from evaluations._loaders import (
     load_inputs,
     load_problem_folder,
 )
-from evaluations._types import Claim
 
 REVISION_SUITES = {label: rev.suite for label, rev in REVISIONS.items()}
 

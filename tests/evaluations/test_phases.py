@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluations._phases import PhaseLog, Span, union_s
+from evaluations.run import PhaseLog, Span, union_s
 
 
 def test_union_counts_overlapping_spans_once():

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluations._reproduce import (
+from evaluations.cli import main
+from evaluations.run import (
     ReproduceError,
     agreement,
     check_device,
@@ -19,7 +20,6 @@ from evaluations._reproduce import (
     records_root_of,
     reproduce,
 )
-from evaluations.cli import main
 from schemas import KernelSource, ProblemRef, TimingConfig, load_record, record_relpath
 from schemas._validate import validate
 
@@ -232,7 +232,7 @@ def test_a_committed_gpu_record_reproduces(tmp_path: Path) -> None:
 
 
 def test_committed_records_of_repository_kernels_find_their_kernel_and_problem_in_the_repository() -> None:
-    from evaluations._reproduce import DEFAULT_PROBLEM_ROOTS, find_kernel, find_problem
+    from evaluations.run import DEFAULT_PROBLEM_ROOTS, find_kernel, find_problem
 
     originals = [r for r in (load_original(p) for p in sorted((REPO / "records").glob("*/*/*/*/level-*/*.json"))
                              if "_baselines" not in p.parts and not p.name.endswith("__repro.json"))

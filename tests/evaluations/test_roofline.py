@@ -97,7 +97,7 @@ def test_automatic_flops_set_the_record_but_not_the_floor_a_time_is_held_to(ceil
 
 
 def _kernelbench_problems(datasets_dir: Path) -> list[Problem]:
-    from evaluations._loaders import load_bundle
+    from evaluations import load_bundle
 
     return load_bundle(datasets_dir / "kernelbench-triton-h200" / "dump.jsonl").problems
 

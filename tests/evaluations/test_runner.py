@@ -114,7 +114,7 @@ def test_resume_skips_finished_work(main_run, capsys):
 def test_a_record_of_another_protocol_version_is_not_finished_work(main_run):
     from types import SimpleNamespace
 
-    from evaluations.run._paths import finished_record
+    from evaluations.run import finished_record
     from schemas._manifest import Manifest
 
     base, _, _ = main_run
@@ -164,8 +164,7 @@ def test_killed_run_keeps_finished_records(tmp_path, fixtures_dir):
 
 
 def test_spare_workers_give_the_same_verdicts_and_leave_nothing_behind(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py")
@@ -184,8 +183,7 @@ def test_spare_workers_give_the_same_verdicts_and_leave_nothing_behind(tmp_path,
 
 
 def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_once(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__exit.py", "2_tiny_add.py", "3_tiny_scale.py")
@@ -237,8 +235,7 @@ def _out_of_memory_candidates(tmp_path: Path, fixtures_dir: Path, times: dict[st
 
 @pytest.mark.parametrize("concurrent", [2, 1])
 def test_running_out_of_memory_beside_others_is_evaluated_again_alone(tmp_path, fixtures_dir, monkeypatch, concurrent):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
 
     counters = _out_of_memory_candidates(tmp_path, fixtures_dir, {"oom_once": 1, "oom_always": 99})
@@ -265,9 +262,8 @@ def test_running_out_of_memory_beside_others_is_evaluated_again_alone(tmp_path, 
 
 
 def test_out_of_memory_is_read_from_a_runtime_error_or_from_a_judge_that_could_not_rule():
-    from evaluations._judge import NOT_JUDGED
-    from evaluations._outcomes import CandidateOutcome
-    from evaluations.run import out_of_memory
+    from evaluations.protocols import CandidateOutcome
+    from evaluations.run import NOT_JUDGED, out_of_memory
 
     oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB"
     assert out_of_memory(CandidateOutcome(status="runtime_error", error=oom))
@@ -278,7 +274,7 @@ def test_out_of_memory_is_read_from_a_runtime_error_or_from_a_judge_that_could_n
 
 
 def test_a_timeout_after_waiting_for_others_timings_is_evaluated_again_alone_and_one_without_waiting_is_a_verdict():
-    from evaluations._outcomes import CandidateOutcome
+    from evaluations.protocols import CandidateOutcome
     from evaluations.run import Runner
 
     timeout = CandidateOutcome(status="timeout", error="worker exceeded its 200 s deadline and was killed")
@@ -291,8 +287,7 @@ def test_a_timeout_after_waiting_for_others_timings_is_evaluated_again_alone_and
 
 
 def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
@@ -309,9 +304,8 @@ def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
 
 
 def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_sample_and_method(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
-    from evaluations._outcomes import uses_graph
+    from evaluations import capture_environment, load_inputs
+    from evaluations.protocols import uses_graph
     from evaluations.run import RunConfig, Runner
     from evaluations.timing import TimingPlan, calls_per_sample
 
@@ -351,8 +345,7 @@ def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_s
 
 
 def test_a_paced_baseline_is_not_measured_when_the_eager_one_failed(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
@@ -367,8 +360,7 @@ def test_a_paced_baseline_is_not_measured_when_the_eager_one_failed(tmp_path, fi
 
 
 def test_a_pool_of_spares_serves_a_concurrent_run_with_the_same_verdicts(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py", "2_tiny_add.py")
@@ -387,8 +379,7 @@ def test_a_pool_of_spares_serves_a_concurrent_run_with_the_same_verdicts(tmp_pat
 
 
 def test_the_prepare_stage_gives_a_failing_import_its_compile_error_once_for_both_protocols(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
 
     cands = tmp_path / "cands"
@@ -409,8 +400,7 @@ def test_the_prepare_stage_gives_a_failing_import_its_compile_error_once_for_bot
 
 
 def test_a_concurrent_run_starts_problems_window_by_window_pacers_first(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, Runner
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py", "3_tiny_scale.py")
@@ -438,8 +428,7 @@ def test_a_concurrent_run_starts_problems_window_by_window_pacers_first(tmp_path
 
 
 def test_a_run_prepares_and_evaluates_its_problems_chunk_by_chunk(tmp_path, fixtures_dir, monkeypatch):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, Runner
 
     names = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py", "3_tiny_scale.py")
@@ -475,8 +464,7 @@ def _builds_cpp(fixtures_dir: Path, problem: str) -> str:
 def test_a_candidate_prepared_once_is_not_prepared_again_with_the_same_build_folder(tmp_path, fixtures_dir):
     import shutil
 
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
 
     cands = tmp_path / "cands"
@@ -513,8 +501,7 @@ def test_timing_options_of_the_wrong_kind_are_refused_not_coerced():
 
 def test_the_prepare_stage_compiles_each_compile_baseline_still_to_measure_into_the_baselines_cache(tmp_path,
                                                                                                    fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "2_tiny_add.py"))
@@ -579,8 +566,7 @@ def test_an_extension_that_failed_to_build_is_not_built_again_by_the_candidates_
 
 
 def test_only_extension_builds_are_prepared_beside_the_timings_of_the_chunk_before(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, Runner
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
@@ -602,7 +588,7 @@ def test_only_extension_builds_are_prepared_beside_the_timings_of_the_chunk_befo
 def _build_and_last_write(summary: Any, source: str, first_chunk: tuple[str, ...]) -> tuple[float, float]:
     """When the build of the candidate with ``source`` started, and when the last record of the first chunk's
     problems was written."""
-    from evaluations._types import sha256_text
+    from evaluations import sha256_text
 
     spans = summary.phases.spans
     (build,) = [s.start_s for s in spans if s.phase == "build" and s.label == f"build-{sha256_text(source)[:16]}"]
@@ -612,10 +598,7 @@ def _build_and_last_write(summary: Any, source: str, first_chunk: tuple[str, ...
 def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_path, fixtures_dir, monkeypatch):
     import re
 
-    from evaluations import _worker
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
-    from evaluations._types import sha256_text
+    from evaluations import _worker, capture_environment, load_inputs, sha256_text
     from evaluations.run import RunConfig, run
 
     monkeypatch.setattr("evaluations.run._schedule.PREPARE_CHUNK_WINDOWS", 1)  # chunks of two problems: (1, 2), then (3)
@@ -650,9 +633,7 @@ def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_
 
 def test_a_chunks_own_extension_builds_run_beside_its_baselines_and_its_candidate_waits_for_its_build(
         tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
-    from evaluations._types import sha256_text
+    from evaluations import capture_environment, load_inputs, sha256_text
     from evaluations.run import RunConfig, run
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "2_tiny_add.py"))
@@ -685,8 +666,7 @@ def test_a_chunks_own_extension_builds_run_beside_its_baselines_and_its_candidat
 
 
 def test_a_build_that_fails_beside_its_chunks_baselines_is_its_candidates_compile_error(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
 
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))

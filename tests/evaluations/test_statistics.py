@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from evaluations._outcomes import mean, median, quantile, std, summarize
+from evaluations.protocols import mean, median, quantile, std, summarize
 from schemas import statistic_ms
 
 

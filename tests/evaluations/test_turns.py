@@ -175,14 +175,14 @@ def test_verified_candidates_timed_in_turns_with_fresh_baselines(tmp_path, fixtu
 
 
 def _eager(median_ms: float, host_ms: float | None, **update: object) -> schemas.TimingStats:
-    from evaluations._outcomes import summarize
+    from evaluations.protocols import summarize
 
     stats = summarize([median_ms] * 3, "cuda_events")
     return stats.model_copy(update={"host_enqueue_ms": host_ms, **update})
 
 
 def test_which_timings_follow_the_hosts_own_speed():
-    from evaluations._outcomes import host_speed_bound
+    from evaluations.protocols import host_speed_bound
 
     assert host_speed_bound(_eager(11.3, 12.4))  # L3/30: a graph was wanted, eager calls were timed
     assert host_speed_bound(_eager(4.4, 2.5))  # host over 1 ms and at least half the device time
@@ -195,8 +195,7 @@ def test_which_timings_follow_the_hosts_own_speed():
 
 
 def test_only_a_protocol_that_takes_turns_times_candidates_in_turns(tmp_path, fixtures_dir):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, Runner
 
     loaded = load_inputs(fixtures_dir / "problems", fixtures_dir / "candidates", model="m")
@@ -220,8 +219,8 @@ def test_only_a_protocol_that_takes_turns_times_candidates_in_turns(tmp_path, fi
 
 
 def test_a_speedup_between_timings_in_turns_is_the_median_of_per_round_ratios():
-    from evaluations._outcomes import summarize
     from evaluations._verified._stats import round_medians
+    from evaluations.protocols import summarize
 
     assert round_medians([3.0, 1.0, 2.0, 5.0], [0, 0, 0, 1]) == [2.0, 5.0]
     assert round_medians([1.0, 2.0], [0, 2]) is None  # a round without samples: not the same rounds as the others

@@ -148,8 +148,7 @@ def test_torchs_inductor_thread_passes_and_one_named_like_it_does_not():
 
 @pytest.fixture(scope="module")
 def v12_run(tmp_path_factory):
-    from evaluations._env import capture_environment
-    from evaluations._loaders import load_inputs
+    from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
 
     base = tmp_path_factory.mktemp("v12")
@@ -236,7 +235,7 @@ def test_the_validator_accepts_flagged_baselines_beside_plain_ones(v12_run):
 def test_on_a_gpu_torch_compile_and_cudnn_flags_pass_and_the_disguises_do_not(stem, tmp_path):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
-    from evaluations._isolation import run_isolated
+    from evaluations.run import run_isolated
     from evaluations.zoo import load_manifest
 
     entry = next(e for e in load_manifest() if e.path.stem == stem)

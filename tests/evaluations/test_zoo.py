@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluations._isolation import run_isolated
-from evaluations.zoo import ZOO_DIR, load_manifest
-from evaluations.zoo._check import BothOutcomes
+from evaluations.run import run_isolated
+from evaluations.zoo import ZOO_DIR, BothOutcomes, load_manifest
 
 ENTRIES = load_manifest()
 CPU_OPTIONS = {"time_cap_s": 0.5, "warmup_s": 0.02, "min_calls": 30, "trials": 5, "timed_calls": 20}

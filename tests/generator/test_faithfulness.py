@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluations._outcomes import quantile
+from evaluations.protocols import quantile
 from generator._inputs import read_self_speedup
 from generator._load import rows_table
 from generator._pages import SiteData, faithfulness
