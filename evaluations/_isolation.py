@@ -282,8 +282,8 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_bytes(b"")
     start = time.monotonic()
-    proc, reader = _dispatch(spare, target, payload, log)
     limits = _Limits(start, timeout_s, max_output_bytes, cancel, os.environ.get(_gpulock.ENV))
+    proc, reader = _dispatch(spare, target, payload, log)
     try:
         watched = _watch(proc, reader, log, limits, answer)
     finally:
