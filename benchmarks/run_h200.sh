@@ -112,10 +112,15 @@ for s in "${STEPS[@]}"; do
     throughput)
       # issue 17: benchmarks/throughput.py on every TP_EVERY-th row of a bundle (TP_BUNDLE, default CUDA-L1's), cold
       # caches, both protocols, EVAL_CONCURRENT at once, stopped after TP_S seconds (default: what the call has left)
+      # the workers' lock traces go to the logs and their summary to $OUT/throughput-locktrace.json
       step "$s (every ${TP_EVERY:-5}th row of ${TP_BUNDLE:-.data/h100.jsonl}, cold, both protocols)"
+      export KVERDICT_GPU_TRACE="$LOGS/throughput-locktrace"; mkdir -p "$KVERDICT_GPU_TRACE"
       OUT="$OUT" timeout -k 5 "$(left)" python3 benchmarks/throughput.py --bundle "${TP_BUNDLE:-.data/h100.jsonl}" \
         --every "${TP_EVERY:-5}" --concurrent "${EVAL_CONCURRENT:-12}" --tag "${TP_TAG:-cold}" \
-        --budget-s "${TP_S:-$(( $(left) - 20 ))}" > "$LOGS/throughput.log" 2>&1; tail -40 "$LOGS/throughput.log" ;;
+        --budget-s "${TP_S:-$(( $(left) - 30 ))}" > "$LOGS/throughput.log" 2>&1; tail -40 "$LOGS/throughput.log"
+      unset KVERDICT_GPU_TRACE
+      timeout 10 python3 benchmarks/lock_trace.py "$LOGS/throughput-locktrace" --json "$OUT/throughput-locktrace.json" \
+        --top 25 | tee "$LOGS/throughput-locktrace.txt" ;;
     drift)
       step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"
       OUT="$OUT" timeout "$(left)" python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys "${DRIFT_KEYS:?set DRIFT_KEYS}" \

@@ -32,6 +32,11 @@ class Span:
     """Device time the job's timing itself took (calls x mean time), where it timed something."""
     waited_s: float = 0.0
     """Seconds of it the job's worker spent waiting for the shared GPU lock (its own timings' turn, or others')."""
+    status: str | None = None
+    """How the job ended: a candidate's reported status (``correct``, ``runtime_error``, ...), ``ok`` for another job
+    that returned, or ``failed:<kind>`` for a worker that returned nothing (``failed:exception``, ``failed:timeout``)."""
+    error: str | None = None
+    """The start of a failed baseline's error (PyTorch's own code; a candidate's text is kept only in its record)."""
 
     @property
     def wall_s(self) -> float:

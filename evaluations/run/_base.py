@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,15 @@ class RunnerBase:
             "beside it" if shared_gpu else None)
         self.again_alone: list[tuple[str, Candidate, Path]] = []
         self._alone_reasons: dict[tuple[str, str], str] = {}  # (protocol, candidate sha256): why it waits for that
-        """Evaluations that ran out of memory while others were in flight: evaluated again, alone, after the rest."""
+        """Evaluations that ran out of memory while others were in flight: evaluated again, alone, once the rest of
+        their chunk has ended."""
+        self._deferred_baselines: dict[tuple[str, str, str], str] = {}
+        """Baselines (keys of ``_baselines``) that ran out of device memory while others were in flight: measured
+        again alone with their problem's candidates, never counted as failed meanwhile."""
+        self.alone = False
+        """Set while the evaluations in ``again_alone`` run one at a time with nothing else in flight."""
+        self.say: Callable[[str], None] = lambda _: None
+        """Where the run tells what it cannot wait to tell (a failed baseline, an evaluation put off): its console."""
 
     def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None,
              pacer: BaselineRecord | None = None, flags: AlgorithmFlags = ()) -> Job:
@@ -78,7 +87,9 @@ class RunnerBase:
                               spare=self._next_spare() if spare else None, answer=answer)
         timing = getattr(result.value, "timing", None) if result.ok else None
         timed_ms = timing.mean_ms * timing.calls * timing.calls_per_sample if timing is not None else None
-        self.summary.phases.add(Span(phase, tag, start, self.summary.phases.now(), result.ok, timed_ms, result.waited_s))
+        status, error = _ended(result, phase)
+        self.summary.phases.add(Span(phase, tag, start, self.summary.phases.now(), result.ok, timed_ms, result.waited_s,
+                                     status, error))
         return result
 
     def _write(self, path: Path, record: Record | BaselineRecord) -> None:
@@ -126,3 +137,13 @@ class RunnerBase:
 
     def _stamped(self) -> Environment:
         return self.env.model_copy(update={"timestamp": datetime.now(UTC)})
+
+
+def _ended(result: IsolatedResult, phase: Phase) -> tuple[str, str | None]:
+    """(how an isolated job ended, the start of its error where it was a baseline's) for its span."""
+    if not result.ok:
+        failure = result.failure
+        message = failure.message[:300] if failure is not None and phase == "baseline" else None
+        return f"failed:{failure.kind if failure is not None else 'unknown'}", message
+    status = getattr(result.value, "status", None)
+    return (status if isinstance(status, str) else "ok"), None

@@ -1,5 +1,5 @@
 """A run from start to end: its chunks in turn, each prepared then evaluated, one evaluation at a time or several
-at once on a shared GPU, then again alone what ran out of memory beside others."""
+at once on a shared GPU, then again alone what of the chunk ran out of memory beside others."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def _run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummar
         try:
             plan = _plan(runner, todo)
             bars = _Bars(progress, plan, len(todo), config.concurrent)
+            runner.say = bars.say
             _evaluate_chunks(runner, plan, bars)
         except BaseException:
             runner.cancel.set()
@@ -112,6 +113,10 @@ class _Bars:
         """One evaluation ended."""
         self.progress.advance(self.evaluations)
 
+    def say(self, text: str) -> None:
+        """Print one line above the display (printed as is, also where the display is off)."""
+        self.progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
     def show(self, description: str) -> None:
         """Say what is being evaluated now."""
         self.progress.update(self.evaluations, description=description)
@@ -127,8 +132,9 @@ class _Ahead(NamedTuple):
 
 def _evaluate_chunks(runner: Runner, plan: _Plan, bars: _Bars) -> None:
     """Prepare and evaluate each chunk in turn, with the next chunk's extensions building meanwhile where
-    ``plan.ahead``, then again alone what ran out of memory beside others. Several at once (``plan.schedules``),
-    the workers share the GPU through a lock."""
+    ``plan.ahead``, and, once a chunk's evaluations have ended, evaluate again alone those that ran out of memory
+    beside others (a run stopped after some chunks has finished them). Several at once (``plan.schedules``), the
+    workers share the GPU through a lock."""
     config = runner.config
     shared = _shared_gpu(config) if plan.schedules else nullcontext()
     with shared, ThreadPoolExecutor(max_workers=max(1, config.concurrent)) as pool, \
@@ -144,7 +150,7 @@ def _evaluate_chunks(runner: Runner, plan: _Plan, bars: _Bars) -> None:
                     _evaluate(runner, bars, item)
                 continue
             ahead = _evaluate_concurrently(runner, plan, i, late, bars, pool, builder)
-        _again_alone(runner, bars)  # still under the run's GPU lock, as every evaluation of the run
+            _again_alone(runner, bars)  # still under the run's GPU lock; only extension builds may run beside it
 
 
 def _prepare_first(runner: Runner, plan: _Plan, jobs: list[Job], bars: _Bars) -> list[Job]:
@@ -200,13 +206,22 @@ def _evaluate(runner: Runner, bars: _Bars, item: tuple[str, Candidate, Path], al
 
 
 def _again_alone(runner: Runner, bars: _Bars) -> None:
-    """Evaluate again what ran out of memory beside others, one at a time: nothing else is in flight now, so each
-    has the device to itself."""
-    again = runner.again_alone
-    if again:
-        bars.show(f"{len(again)} out of memory beside others, again alone")
-    for item in again:
-        _evaluate(runner, bars, item, alone=True)
+    """Evaluate again, one at a time, what was put off while others shared the device (out of memory, or out of
+    time after waiting for their timings), with any baseline of its problem put off likewise: no other evaluation is
+    in flight now (at most the next chunk's extension builds, on the host), so each has the device to itself."""
+    again, runner.again_alone = runner.again_alone, []
+    if not again:
+        return
+    bars.show(f"{len(again)} put off while others shared the device, again alone")
+    runner.alone = True
+    try:
+        for item in again:
+            if runner.cancel.is_set():
+                return
+            _evaluate(runner, bars, item, alone=True)
+    finally:
+        runner.alone = False
+    bars.show(f"candidates, {runner.config.concurrent} at once")
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from .. import _judge
 from .._outcomes import BaselineOutcome, CandidateOutcome
 from .._types import AlgorithmFlags, Candidate, Job, Problem
 from . import _schedule
-from ._failures import error_text, out_of_memory, reported_outcome
+from ._failures import OUT_OF_MEMORY, error_text, out_of_memory, reported_outcome
 from ._in_turns import TakingTurns
 from ._paths import baseline_path, finished_record, flag_models, flag_tag, problem_ref, record_path
 from ._prepare import Preparing
@@ -65,6 +65,8 @@ class Runner(Preparing, TakingTurns):
                   flags: AlgorithmFlags = ()) -> BaselineRecord | None:
         if key in self._baselines:
             return self._baselines[key]
+        if key in self._deferred_baselines and not self.alone:
+            return None  # put off until nothing else is in flight: its problem's candidates wait with it
         info, module = self.infos[protocol], self.protocols[protocol]
         path = baseline_path(self.config.out_dir, self.env, info, problem, kind, flags)
         record = self._reuse_baseline(path, problem, info)
@@ -81,6 +83,12 @@ class Runner(Preparing, TakingTurns):
                 if result.failure is not None and result.failure.kind == "cancelled":
                     return None  # interrupted, not failed: measured again by the re-run
                 reason = result.failure.message if result.failure else "no result"
+                if not flags and self._shared_out_of_memory(reason):
+                    self._deferred_baselines[key] = reason
+                    self.say(f"{problem.key}: its {protocol} {tag} baseline ran out of device memory beside other "
+                             "evaluations; measured again alone, with its candidates, once its chunk has ended")
+                    return None
+                self.say(f"{problem.key}: the {protocol} {tag} baseline failed: {reason[:300]}")
                 failures = self.summary.reference_failures
                 failed = f"{protocol} {tag} baseline: {reason}"
                 failures[problem.key] = f"{failures[problem.key]}; {failed}" if problem.key in failures else failed
@@ -133,6 +141,11 @@ class Runner(Preparing, TakingTurns):
         evaluated ``alone`` once the rest are done: the memory others held is no verdict on it)."""
         module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
         measured = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
+        put_off = [kind for kind in module.BASELINE_KINDS if (protocol, problem.key, kind) in self._deferred_baselines]
+        if put_off and not self.alone:
+            self._put_off(protocol, candidate, path, f"its problem's {' and '.join(put_off)} baseline ran out of device "
+                          "memory while other evaluations shared the device")
+            return None
         if measured[module.SPEEDUP_BASELINE["vs_eager"]] is None or self.cancel.is_set():
             return None  # no eager baseline (failed, already reported), or interrupted: nothing to pace or compare
         baselines, missing_notes = self._without_failed(protocol, problem, measured)
@@ -152,8 +165,7 @@ class Runner(Preparing, TakingTurns):
             outcome, in_turns, waited_s = judged
             why = self._shared_failure(outcome, waited_s) if not alone and self.config.concurrent > 1 else None
             if why is not None:
-                self.again_alone.append((protocol, candidate, path))
-                self._alone_reasons[(protocol, candidate.sha256)] = why
+                self._put_off(protocol, candidate, path, why)
                 return None
             if self.cancel.is_set():
                 return None
@@ -173,7 +185,7 @@ class Runner(Preparing, TakingTurns):
             why = self._alone_reasons.get((protocol, candidate.sha256), "its evaluation or its judge ran out of device "
                                           "memory while other evaluations shared the device")
             outcome.notes = [*outcome.notes, f"{why} ({self.config.concurrent} at once in this run); evaluated again "
-                             "alone, after the rest"]
+                             "alone, once the evaluations beside it had ended"]
         elif self._concurrency_note:
             outcome.notes = [*outcome.notes, self._concurrency_note]
         record = self._record(protocol, problem, candidate, outcome, baselines, in_turns)  # type: ignore[arg-type]
@@ -198,6 +210,18 @@ class Runner(Preparing, TakingTurns):
             notes.append(f"its problem's {kind} baseline failed, so it has no speedup against that baseline: "
                          f"{reason[:300]}")
         return baselines, notes
+
+    def _put_off(self, protocol: str, candidate: Candidate, path: Path, why: str) -> None:
+        """Leave an evaluation to ``again_alone`` (``why``: what the shared device may have done to it)."""
+        self.again_alone.append((protocol, candidate, path))
+        self._alone_reasons[(protocol, candidate.sha256)] = why
+        self.say(f"{candidate.problem_key} s{candidate.sample} ({protocol}): {why}; evaluated again alone once the "
+                 "evaluations beside it have ended")
+
+    def _shared_out_of_memory(self, reason: str) -> bool:
+        """Whether a baseline's failure ran out of device memory while other evaluations held some (then it is no
+        failure of PyTorch's code on the problem, and is measured again alone)."""
+        return not self.alone and self.config.concurrent > 1 and any(m in reason for m in OUT_OF_MEMORY)
 
     @staticmethod
     def _shared_failure(outcome: CandidateOutcome, waited_s: float) -> str | None:

@@ -261,6 +261,74 @@ def test_running_out_of_memory_beside_others_is_evaluated_again_alone(tmp_path, 
     assert int((counters / "oom_always").read_text()) == 97  # two goes, no more
 
 
+_REFERENCE_OUT_OF_MEMORY = '''import torch
+import torch.nn as nn
+from pathlib import Path
+
+COUNTER = Path({counter!r})
+
+
+class Model(nn.Module):
+    """ReLU of a small matrix, whose first {times} calls (counted in a file) run out of device memory."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        left = int(COUNTER.read_text())
+        if left > 0:
+            COUNTER.write_text(str(left - 1))
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.19 GiB (a test's stand-in)")
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("concurrent", [2, 1])
+def test_a_baseline_out_of_memory_beside_others_is_measured_again_alone_with_its_candidates(
+        tmp_path, fixtures_dir, monkeypatch, capsys, concurrent):
+    from evaluations import capture_environment, load_inputs
+    from evaluations.run import RunConfig, run
+
+    problems, counter = tmp_path / "problems", tmp_path / "counters" / "reference"
+    problems.mkdir()
+    counter.parent.mkdir()
+    counter.write_text("2")  # the candidate's warm-up (untimed, its failure not its verdict), then the baseline
+    shutil.copy(fixtures_dir / "problems" / "2_tiny_add.py", problems)
+    (problems / "1_tiny_relu.py").write_text(_REFERENCE_OUT_OF_MEMORY.format(times=2, counter=str(counter)))
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "2_tiny_add.py"))
+    monkeypatch.setenv("KVERDICT_WORKER_WRITABLE", str(counter.parent))
+    loaded = load_inputs(problems, cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       progress=False, concurrent=concurrent)
+    summary = run(loaded, config, capture_environment("cpu"))
+    printed = capsys.readouterr().out
+    records = {r.problem.name: r for r in summary.records}
+    assert counter.read_text() == "0"
+    if concurrent == 1:  # nothing shared the device: the baseline failed, and its candidate has no record
+        assert set(records) == {"2_tiny_add"}
+        assert "OutOfMemoryError" in " ".join(summary.reference_failures.values())
+        assert "the standard eager_fp32 baseline failed: " in printed
+        return
+    assert set(records) == {"1_tiny_relu", "2_tiny_add"} and not summary.reference_failures
+    relu = records["1_tiny_relu"]
+    assert relu.status == "correct"
+    alone = [n for n in relu.notes if "evaluated again alone" in n]
+    assert len(alone) == 1 and "eager_fp32 baseline ran out of device memory" in alone[0] and "2 at once" in alone[0]
+    assert not [n for n in records["2_tiny_add"].notes if "alone" in n]
+    assert "baseline ran out of device memory beside other evaluations" in printed
+    baselines = [s for s in summary.phases.spans if s.phase == "baseline"]
+    assert sorted(s.status for s in baselines) == ["failed:exception", "ok", "ok"]
+    failed, = (s for s in baselines if not s.ok)
+    assert "OutOfMemoryError" in failed.error or "out of memory" in failed.error
+    assert {s.status for s in summary.phases.spans if s.phase == "candidate"} == {"correct"}
+
+
 def test_out_of_memory_is_read_from_a_runtime_error_or_from_a_judge_that_could_not_rule():
     from evaluations.protocols import CandidateOutcome
     from evaluations.run import NOT_JUDGED, out_of_memory
