@@ -40,9 +40,9 @@ import torch
 
 from evaluations import _gpulock, _turns
 from evaluations._outcomes import host_speed_bound, pacing_of
-from evaluations._verified._setup import Settings, timing_sets, to_device
 from evaluations._worker import load_module
 from evaluations.protocols.standard import SEED, set_seed
+from evaluations.protocols.verified import Settings, timing_sets, to_device
 from evaluations.timing import TimingPlan, TimingRun, time_calls
 from schemas import speedup_between
 

@@ -101,8 +101,8 @@ def _instrument(stamps: _Stamps, protocol: str) -> None:
         stamps.wrap(m, "_build", "model build")
         stamps.wrap(m, "_time", "timing")
         return
-    from evaluations._verified import _candidate as c
-    from evaluations.protocols import verified as v
+    from evaluations.protocols.verified import _candidate as c
+    from evaluations.protocols.verified import _protocol as v
 
     for owner in (c, v):
         stamps.wrap(owner, "load_problem", "problem import")

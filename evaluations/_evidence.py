@@ -24,8 +24,8 @@ from schemas import CorrectnessCheck
 
 from . import _gpulock
 from ._judge import Judgement, Ruling
-from ._verified._distributions import DISTRIBUTIONS, draw
-from ._verified._integrity import outputs_of
+from .protocols.verified._distributions import DISTRIBUTIONS, draw
+from .protocols.verified._integrity import outputs_of
 
 EVIDENCE_BYTES = 1 << 30
 """Most bytes of trial outputs a worker keeps for the judge; trials past it are judged on the worker's word."""

@@ -258,8 +258,8 @@ def warm_candidate(job: Job) -> BuildResult:
     try:
         import torch
 
-        from ._verified._distributions import DISTRIBUTIONS, draw
-        from ._verified._setup import to_device
+        from .protocols.verified._distributions import DISTRIBUTIONS, draw
+        from .protocols.verified._setup import to_device
 
         problem = load_problem(job)
         device = torch.device("cuda")

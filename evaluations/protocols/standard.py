@@ -24,8 +24,8 @@ from .._evidence import Exhibits, judge_outer, outer_batch, rule_trials
 from .._judge import Judgement, JudgeRequest
 from .._outcomes import BaselineOutcome, CandidateOutcome, summarize
 from .._types import Job
-from .._verified._integrity import outputs_of
 from .._worker import load_candidate, load_problem
+from .verified._integrity import outputs_of
 
 SEED = 42
 """Seed of model construction, of the timing inputs, and of the trial-seed generator."""

@@ -104,9 +104,9 @@ class RunnerBase:
         as large as the run's concurrency."""
         if not self._prewarm:
             return None
-        from ..protocols import PROTOCOLS
-
-        preload = ("evaluations._worker", *(PROTOCOLS[name] for name in self.config.protocols))
+        # each protocol's code: the module of its entry point (the verified package's face imports it on first use)
+        code = (self.protocols[name].run_candidate.__module__ for name in self.config.protocols)
+        preload = ("evaluations._worker", *code)
         if self.config.concurrent > 1:
             with self._locks_guard:
                 if self._pool is None:

@@ -1,4 +1,4 @@
-"""Timing of the verified protocol: raw per-call samples, then pure statistics (``_verified._stats``).
+"""Timing of the verified protocol: raw per-call samples, then pure statistics (``protocols.verified._stats``).
 
 On a GPU every timed call gets inputs it has never seen (sets rotated and refreshed in place),
 an L2 flush, and a short device-side spin before its start event, so the host has enqueued the

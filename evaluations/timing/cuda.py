@@ -13,8 +13,8 @@ import torch
 from schemas._record import TIMING_NOTE_MAX
 
 from .._outcomes import median, uses_graph
-from .._verified._distributions import refresh_in_place
-from .._verified._stats import grouped_median, summarize_verified
+from ..protocols.verified._distributions import refresh_in_place
+from ..protocols.verified._stats import grouped_median, summarize_verified
 from .bound import _elapsed, _synchronize
 from .graphs import _capture, _work_outside_capture
 from .placements import _Placements, _Rotation

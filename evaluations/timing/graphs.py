@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
-from .._verified._distributions import refresh_in_place
-from .._verified._integrity import outputs_of
+from ..protocols.verified._distributions import refresh_in_place
+from ..protocols.verified._integrity import outputs_of
 from .bound import _synchronize
 
 

@@ -7,7 +7,7 @@ from time import perf_counter, perf_counter_ns
 from typing import Any
 
 from .._outcomes import median
-from .._verified._stats import summarize_verified
+from ..protocols.verified._stats import summarize_verified
 from .placements import _Rotation
 from .plan import TimingPlan, TimingRun
 from .turns import _Slots

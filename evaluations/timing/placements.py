@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .._verified._distributions import refresh_in_place
+from ..protocols.verified._distributions import refresh_in_place
 from .plan import PLACEMENT_BYTES_BUDGET
 
 

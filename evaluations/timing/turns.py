@@ -11,7 +11,7 @@ from schemas._record import ROUNDS_MAX
 
 from .. import _gpulock
 from .._turns import Turns
-from .._verified._stats import grouped_half_width_rel, round_medians
+from ..protocols.verified._stats import grouped_half_width_rel, round_medians
 from .bound import _synchronize
 from .plan import BATCH, TURN_MS, TimingPlan
 

@@ -81,7 +81,7 @@ def test_a_host_bound_graph_timing_rotates_one_graph_per_place_and_gives_the_wei
 
 
 def test_timing_sets_are_drawn_on_the_device():
-    from evaluations._verified._setup import Settings, timing_sets
+    from evaluations.protocols.verified import Settings, timing_sets
 
     made_on: list[str] = []
 

@@ -194,7 +194,7 @@ def test_a_trial_s_reference_calls_are_steps_of_their_own(monkeypatch):
     a yield point, so a timing that waits goes first after one of them, not after all three."""
     import torch
 
-    from evaluations._verified._reference import References
+    from evaluations.protocols.verified import References
 
     steps: list[str] = []
 

@@ -47,7 +47,7 @@ class _Model(torch.nn.Module):
 
 
 def test_a_verified_host_draw_runs_the_problems_get_inputs_without_the_lock(steps):
-    from evaluations._verified._distributions import DISTRIBUTIONS, draw
+    from evaluations.protocols.verified import DISTRIBUTIONS, draw
 
     values = draw(_get_inputs(steps), DISTRIBUTIONS[1], 7, torch.device("cpu"))
     assert steps == ["out", "draw", "in"]
@@ -55,7 +55,7 @@ def test_a_verified_host_draw_runs_the_problems_get_inputs_without_the_lock(step
 
 
 def test_the_verified_reference_is_constructed_without_the_lock(steps):
-    from evaluations._verified._setup import build_reference
+    from evaluations.protocols.verified import build_reference
 
     model = build_reference(lambda scale: _Model(steps, scale), [2.0], torch.device("cpu"))
     assert steps == ["out", "construct", "in"]

@@ -114,7 +114,7 @@ def test_no_published_eager_time_is_faster_than_the_automatic_floor(datasets_dir
     """PyTorch's own eager times on the H200, as the Triton dump's source measured them, all lie above the
     floor the faster-than-physics check uses (T_SOL less its margin): an automatic count that overstated the
     work would put some below it. (Elementwise eager calls come within about 1% of the measured copy rate.)"""
-    from evaluations._verified._sol import SOL_MARGIN
+    from evaluations.protocols.verified import SOL_MARGIN
 
     rows = {(r["level"], r["problem_id"]): r for r in
             map(json.loads, (datasets_dir / "kernelbench-triton-h200" / "dump.jsonl").open())}

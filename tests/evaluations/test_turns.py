@@ -219,8 +219,8 @@ def test_only_a_protocol_that_takes_turns_times_candidates_in_turns(tmp_path, fi
 
 
 def test_a_speedup_between_timings_in_turns_is_the_median_of_per_round_ratios():
-    from evaluations._verified._stats import round_medians
     from evaluations.protocols import summarize
+    from evaluations.protocols.verified import round_medians
 
     assert round_medians([3.0, 1.0, 2.0, 5.0], [0, 0, 0, 1]) == [2.0, 5.0]
     assert round_medians([1.0, 2.0], [0, 2]) is None  # a round without samples: not the same rounds as the others

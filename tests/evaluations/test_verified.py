@@ -9,12 +9,32 @@ from statistics import median
 import pytest
 import torch
 
-from evaluations._verified import _integrity as ig
-from evaluations._verified._checklog import CHECKS, CheckLog
-from evaluations._verified._distributions import DISTRIBUTIONS, SEED_FLOOR, draw, fresh_seeds, refresh_in_place
-from evaluations._verified._precision import Tolerance, judge
-from evaluations._verified._scan import scan
-from evaluations._verified._stats import ci_half_width_rel, median_ci, median_ci_ranks, summarize_verified
+from evaluations.protocols.verified import (
+    CHECKS,
+    DISTRIBUTIONS,
+    SEED_FLOOR,
+    CheckLog,
+    Tolerance,
+    changed_state,
+    ci_half_width_rel,
+    constant_output,
+    draw,
+    flags_set,
+    fresh_seeds,
+    median_ci,
+    median_ci_ranks,
+    mutated_inputs,
+    output_type,
+    refresh_in_place,
+    replaced_functions,
+    scan,
+    snapshot_flags,
+    snapshot_functions,
+    snapshot_state,
+    storage_overlap,
+    summarize_verified,
+)
+from evaluations.protocols.verified._precision import judge  # the precision policy's; the face's judge re-runs
 from evaluations.timing import TimingPlan, time_calls
 
 TOL = Tolerance(1e-3, 1e-3)
@@ -55,7 +75,7 @@ def test_ci_half_width_shrinks_with_more_samples():
 
 
 def test_grouped_median_is_steady_where_the_pooled_median_jumps_between_groups():
-    from evaluations._verified._stats import grouped_half_width_rel, grouped_median
+    from evaluations.protocols.verified import grouped_half_width_rel, grouped_median
 
     rng = random.Random(3)
 
@@ -185,56 +205,56 @@ def test_scan_labels_fallback_streams_threads_ctypes_and_patching():
 # integrity helpers -------------------------------------------------------------------------------
 
 def test_function_patching_is_named_and_restoring_clears_it():
-    before = ig.snapshot_functions()
+    before = snapshot_functions()
     original = torch.allclose
     torch.allclose = lambda *a, **k: True
     try:
-        assert ig.replaced_functions(before) == "torch.allclose was replaced"
+        assert replaced_functions(before) == "torch.allclose was replaced"
     finally:
         torch.allclose = original
-    assert ig.replaced_functions(before) is None
+    assert replaced_functions(before) is None
 
 
 def test_global_state_change_is_reported_with_old_and_new_value():
-    before = ig.snapshot_state()
+    before = snapshot_state()
     old = torch.backends.cudnn.allow_tf32
     torch.backends.cudnn.allow_tf32 = not old
     try:
-        assert f"torch.backends.cudnn.allow_tf32 {old} -> {not old}" in ig.changed_state(before)
+        assert f"torch.backends.cudnn.allow_tf32 {old} -> {not old}" in changed_state(before)
     finally:
         torch.backends.cudnn.allow_tf32 = old
-    assert ig.changed_state(before) is None
+    assert changed_state(before) is None
 
 
 def test_algorithm_choice_flags_are_not_global_state_but_are_reported_as_set():
-    state, flags = ig.snapshot_state(), ig.snapshot_flags()
+    state, flags = snapshot_state(), snapshot_flags()
     old = torch.backends.cudnn.benchmark
     torch.backends.cudnn.benchmark = not old
     try:
-        assert ig.changed_state(state) is None
-        assert ig.flags_set(flags) == (("cudnn.benchmark", not old),)
+        assert changed_state(state) is None
+        assert flags_set(flags) == (("cudnn.benchmark", not old),)
     finally:
         torch.backends.cudnn.benchmark = old
-    assert ig.flags_set(flags) == ()
+    assert flags_set(flags) == ()
 
 
 def test_tensor_checks_catch_aliasing_mutation_subclass_and_constant_output():
     x = torch.randn(8, 8)
-    assert ig.storage_overlap([x[2:4]], [x]) == "output 0 storage overlaps input 0"
-    assert ig.storage_overlap([x.clone()], [x]) is None
+    assert storage_overlap([x[2:4]], [x]) == "output 0 storage overlaps input 0"
+    assert storage_overlap([x.clone()], [x]) is None
     copy = x.clone()
     x[0, 0] += 1
-    assert ig.mutated_inputs([x], [copy]) == "the call changed input 0"
+    assert mutated_inputs([x], [copy]) == "the call changed input 0"
 
     class Sub(torch.Tensor):
         pass
 
-    assert "not exactly torch.Tensor" in ig.output_type([x.as_subclass(Sub)], torch.device("cpu"))
-    assert ig.output_type([x], torch.device("cpu")) is None
+    assert "not exactly torch.Tensor" in output_type([x.as_subclass(Sub)], torch.device("cpu"))
+    assert output_type([x], torch.device("cpu")) is None
     ref = torch.randn(8, dtype=torch.float64) * 1e-3
-    assert "constant" in ig.constant_output(torch.zeros(8), ref)
-    assert ig.constant_output(ref.float(), ref) is None
-    assert ig.constant_output(torch.zeros(8), torch.zeros(8, dtype=torch.float64)) is None
+    assert "constant" in constant_output(torch.zeros(8), ref)
+    assert constant_output(ref.float(), ref) is None
+    assert constant_output(torch.zeros(8), torch.zeros(8, dtype=torch.float64)) is None
 
 
 def test_check_log_lists_every_check_once_with_evidence_on_failures():

