@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from schemas import Environment
+from schemas import Environment, Record
 
 from .. import _confine, _gpulock
 from .._gpubusy import BusySampler
@@ -92,6 +92,7 @@ class _Bars:
 
     def __init__(self, progress: Any, plan: _Plan, evaluations: int, concurrent: int) -> None:
         self.progress = progress
+        self.count = 0
         self.builds = (progress.add_task("building and warming up candidates and compile baselines",
                                          total=sum(map(len, plan.prepared)))
                        if any(plan.prepared) else None)
@@ -112,6 +113,15 @@ class _Bars:
     def evaluated(self) -> None:
         """One evaluation ended."""
         self.progress.advance(self.evaluations)
+
+    def written(self, record: Record) -> None:
+        """Where the display is off (a log), one line per record written: what it says, and how many so far."""
+        if self.progress.disable:
+            self.count += 1
+            vs = record.speedup.vs_eager if record.speedup is not None else None
+            speed = f", {vs:.3g}x vs eager" if vs is not None else ""
+            self.say(f"[{self.count}] {record.protocol.name} {record.problem.suite}/{record.problem.level}/"
+                     f"{record.problem.id} s{record.model.sample}: {record.status}{speed}")
 
     def say(self, text: str) -> None:
         """Print one line above the display (printed as is, also where the display is off)."""
@@ -201,6 +211,7 @@ def _evaluate(runner: Runner, bars: _Bars, item: tuple[str, Candidate, Path], al
     if record is not None:
         runner.summary.written.append(path)
         runner.summary.records.append(record)
+        bars.written(record)
     if not alone:  # its first go advanced the bar already
         bars.evaluated()
 

@@ -322,6 +322,10 @@ def test_a_baseline_out_of_memory_beside_others_is_measured_again_alone_with_its
     assert len(alone) == 1 and "eager_fp32 baseline ran out of device memory" in alone[0] and "2 at once" in alone[0]
     assert not [n for n in records["2_tiny_add"].notes if "alone" in n]
     assert "baseline ran out of device memory beside other evaluations" in printed
+    written = [line for line in printed.splitlines() if line.startswith("[")]  # one line per record, display off
+    assert sorted(line.split("] ", 1)[1].split(":")[0] for line in written) == ["standard problems/1/1 s0",
+                                                                                "standard problems/1/2 s0"]
+    assert all(": correct, " in line and "x vs eager" in line for line in written) and written[-1].startswith("[2] ")
     baselines = [s for s in summary.phases.spans if s.phase == "baseline"]
     assert sorted(s.status for s in baselines) == ["failed:exception", "ok", "ok"]
     failed, = (s for s in baselines if not s.ok)
