@@ -38,12 +38,12 @@ from typing import Any
 
 import torch
 
-from evaluations import _gpulock, _turns
-from evaluations._outcomes import host_speed_bound, pacing_of
-from evaluations._worker import load_module
+from evaluations.protocols._outcomes import host_speed_bound, pacing_of
 from evaluations.protocols.standard import SEED, set_seed
 from evaluations.protocols.verified import Settings, timing_sets, to_device
-from evaluations.timing import TimingPlan, TimingRun, time_calls
+from evaluations.timing import TimingPlan, TimingRun, _turns, time_calls
+from evaluations.worker import _gpulock
+from evaluations.worker._worker import load_module
 from schemas import speedup_between
 
 TURNS_TIMEOUT_S = 90.0
@@ -137,7 +137,7 @@ def _turn_worker(source: str, copy: bool, plan: TimingPlan, conn: Any, cpus: set
 def in_turns(source: str, plan: TimingPlan, timeout_s: float = TURNS_TIMEOUT_S,
              cpus: set[int] | None = None) -> tuple[Any, Any]:
     """Timing stats of the problem's reference and of its copy, timed in turns in two fresh processes
-    (``evaluations._turns``, the copy leading), each with ``plan`` (and on the host cores ``cpus``, if
+    (``evaluations.timing._turns``, the copy leading), each with ``plan`` (and on the host cores ``cpus``, if
     given). RuntimeError when either fails."""
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="kv-turns-") as tmp:

@@ -2,7 +2,7 @@
 
 For each problem key, the candidate of a CUDA-L1 bundle row is imported, constructed on the GPU and called once, in
 fresh processes one after another, all with one extension build folder (the runner's hashed build cache,
-``evaluations._extensions``), ``load_inline``'s output made verbose so ninja says whether it compiled:
+``evaluations.worker._extensions``), ``load_inline``'s output made verbose so ninja says whether it compiled:
 
 - ``cold``: the first process (the build);
 - ``warm``: a second process, same environment;
@@ -38,8 +38,8 @@ def verbose(*args, **kwargs):
     kwargs["verbose"] = True
     return original(*args, **kwargs)
 ce.load_inline = verbose
-from evaluations import _extensions
-from evaluations._worker import load_module
+from evaluations.worker import _extensions
+from evaluations.worker._worker import load_module
 _extensions.install(sys.argv[1])
 candidate, problem = open(sys.argv[2]).read(), open(sys.argv[3]).read()
 times = {"torch_import_s": time.perf_counter() - t0}

@@ -1,4 +1,4 @@
-"""What fingerprinting an answer costs by its memory layout: the outside clock (``evaluations._evidence``) counts
+"""What fingerprinting an answer costs by its memory layout: the outside clock (``evaluations.worker._evidence``) counts
 fingerprinting a candidate's answers as host overhead only as far as it costs for the reference's layout, so a
 layout that costs more is charged to the candidate's time.
 
@@ -21,7 +21,7 @@ if str(ROOT) not in sys.path:
 
 import torch  # noqa: E402
 
-from evaluations._evidence import fingerprint  # noqa: E402 - after the repository is on the path
+from evaluations.worker._evidence import fingerprint  # noqa: E402 - after the repository is on the path
 
 
 def _ms(t: torch.Tensor, repeats: int) -> float:

@@ -42,7 +42,7 @@ for s in "${STEPS[@]}"; do
   [ -n "${STOP_FILE:-}" ] && [ -e "$STOP_FILE" ] && { echo "=== stopped before $s"; break; }
   case "$s" in
     zoo)
-      # CONCURRENT evaluations at once (default 6); each timing holds the GPU alone (evaluations/_gpulock.py).
+      # CONCURRENT evaluations at once (default 6); each timing holds the GPU alone (evaluations/worker/_gpulock.py).
       # The GPU tests run in their own step: run beside the zoo, most of them failed (2026-11-29).
       step "$s (verified first: it is the protocol under test)"
       # a lock named from outside is kept: the zoo then shares the GPU fairly with a detached run (h200_detached.sh)
@@ -133,7 +133,7 @@ for s in "${STEPS[@]}"; do
     gputests)
       step "GPU tests"
       # first, whether this machine's kernel confines candidate workers (Landlock) and the CPU tests of it pass here
-      python3 -c "from evaluations import _landlock as l; print('Landlock ABI', l.abi(), l.unavailable() or '')" >> "$LOGS/gpu_tests.log" 2>&1
+      python3 -c "from evaluations.worker import _landlock as l; print('Landlock ABI', l.abi(), l.unavailable() or '')" >> "$LOGS/gpu_tests.log" 2>&1
       timeout -k 5 "$(left)" python3 -m pytest -q -rfE --tb=short -p no:cacheprovider ${CONFINE_TESTS:-tests/evaluations/test_landlock.py} >> "$LOGS/gpu_tests.log" 2>&1
       # one pytest process per file: a test that leaves the CUDA context broken fails only its own file
       for f in $GPU_TESTS; do

@@ -115,15 +115,15 @@ def _instrument(stamps: _Stamps, protocol: str) -> None:
 
 
 def profiled_job(payload: tuple[Any, float]) -> dict[str, Any]:
-    """Worker target: run ``evaluations._worker.run_job`` with its phases stamped."""
+    """Worker target: run ``evaluations.worker._worker.run_job`` with its phases stamped."""
     job, dispatched = payload
     entered = time.time()
     stamps = _Stamps()
     import torch  # noqa: F401  (first import in this process: its cost is the phase)
 
     imported_torch = time.time()
-    from evaluations import _worker
     from evaluations.protocols import get_protocol
+    from evaluations.worker import _worker
 
     get_protocol(job.protocol)
     imported = time.time()
@@ -219,9 +219,9 @@ def _process_name(tag: str) -> str:
 
 def _worker_view(protocol: str, device: str, work: Path) -> dict[str, dict[str, float]]:
     """Run the candidate job and each baseline job once more in a worker with its phases stamped."""
-    from evaluations._isolation import run_isolated
     from evaluations._types import Job
     from evaluations.protocols import get_protocol
+    from evaluations.worker._isolation import run_isolated
 
     loaded = _loaded(work)
     problem, candidate = loaded.problems[0], loaded.candidates[0]

@@ -29,10 +29,10 @@ from typing import Any, NamedTuple
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from evaluations import _gpulock  # noqa: E402
-from evaluations._outcomes import mean, median, quantile  # noqa: E402
+from evaluations.protocols._outcomes import mean, median, quantile  # noqa: E402
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 from evaluations.protocols.verified import to_device  # noqa: E402
+from evaluations.worker import _gpulock  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, LAST_SPEEDUP, PREVIOUS, PairRecipe, build_model, input_sets  # noqa: E402

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import LAST_TURN_SAMPLES, PLAN, in_turns, input_sets, verified_run  # noqa: E402
 from self_speedup import build_pair, gpu_tasks  # noqa: E402
 
-from evaluations import _turns  # noqa: E402
+from evaluations.timing import _turns  # noqa: E402
 from schemas import speedup_between  # noqa: E402
 
 EAGER = dataclasses.replace(PLAN, cuda_graph=-1, calls_per_sample=1)

@@ -1,7 +1,8 @@
 """Evaluation runner of KernelVerdict: problem and candidate loading, isolated workers, protocols.
 
 This face holds the first stage, loading problems and candidates (and the environment a run records); the run, its
-isolated workers and the protocols have faces of their own (``evaluations.run``, ``evaluations.protocols``).
+isolated workers and the protocols have faces of their own (``evaluations.run``, ``evaluations.worker``,
+``evaluations.protocols``).
 Importing this package does not import torch; the runner imports it where it is needed.
 """
 

@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from .. import _confine
+from ..worker import _confine
 
 COMMAND_MODULES = ("eval", "validate", "audit", "reproduce")
 """Modules of this package that register subcommands, in help order."""

@@ -196,8 +196,8 @@ def _executor(args: argparse.Namespace, config: Any, device: str) -> Any:
 
 def confinement_line() -> str:
     """How candidate workers' writes are confined on this machine, for the start of a run."""
-    from .. import _landlock
-    from .._worker import unconfined_reason
+    from ..worker import _landlock
+    from ..worker._worker import unconfined_reason
 
     why = unconfined_reason()
     if why:

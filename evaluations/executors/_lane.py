@@ -62,7 +62,7 @@ def run_lane(spec_path: Path, report_path: Path) -> int:
 
 def main(argv: list[str]) -> int:
     """Entry point: ``SPEC REPORT``."""
-    from .. import _confine
+    from ..worker import _confine
 
     if len(argv) != 2:
         print("usage: python -m evaluations.executors._lane SPEC REPORT", file=sys.stderr)

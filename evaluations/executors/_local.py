@@ -24,9 +24,9 @@ from pathlib import Path
 
 from schemas import Environment
 
-from .. import _confine
 from .._loaders import Loaded
 from ..run import RunConfig, Runner, RunSummary, progress_bar
+from ..worker import _confine
 from ._batches import Batch, BatchReport, LaneSpec, batches
 
 MAX_ATTEMPTS = 3

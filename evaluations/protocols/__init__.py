@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .._outcomes import (
+from ._outcomes import (
     BaselineOutcome,
     CandidateOutcome,
     host_speed_bound,

@@ -19,12 +19,12 @@ import torch
 from schemas import PROTOCOLS, CorrectnessCheck, protocol_info
 from schemas import TimingStats as _TimingStats
 
-from .. import _gpulock
-from .._evidence import Exhibits, judge_outer, outer_batch, rule_trials
-from .._judge import Judgement, JudgeRequest
-from .._outcomes import BaselineOutcome, CandidateOutcome, summarize
 from .._types import Job
-from .._worker import load_candidate, load_problem
+from ..run._judge import Judgement, JudgeRequest
+from ..worker import _gpulock
+from ..worker._evidence import Exhibits, judge_outer, outer_batch, rule_trials
+from ..worker._worker import load_candidate, load_problem
+from ._outcomes import BaselineOutcome, CandidateOutcome, summarize
 from .verified._integrity import outputs_of
 
 SEED = 42

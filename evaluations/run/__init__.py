@@ -1,18 +1,24 @@
 """The evaluation run: prepare candidates (builds, warm-up calls), measure or reuse baselines, evaluate, write records.
 
-Every candidate and every baseline runs in its own spawned process (``_isolation``); records are
+Every candidate and every baseline runs in its own spawned process (``evaluations.worker``); records are
 written atomically the moment they are finished, so an interrupted run keeps all of them, and a
 re-run of the same command skips records already written for the same kernel and protocol version.
 This face also holds the parts of a run: isolated and confined workers, extension builds, the judge, the phase
 log and reproduction of a record.
 """
 
-from .._confine import worker_environment
-from .._extensions import hashed_loader, kernel_language, needs_build
-from .._isolation import IsolatedResult, NoAnswer, SparePool, ask, run_isolated, start_spare
-from .._judge import LABEL_UNCONFIRMED, NOT_JUDGED, Judgement, JudgeRequest, OuterClock, Ruling, outer_calls, reconcile
-from .._phases import PhaseLog, Span, union_s
-from .._reproduce import (
+from ..worker._confine import worker_environment
+from ..worker._extensions import hashed_loader, kernel_language, needs_build
+from ..worker._isolation import IsolatedResult, NoAnswer, SparePool, ask, run_isolated, start_spare
+from ..worker._worker import candidate_scope, load_module, use_caches
+from ._config import RunConfig, RunSummary, default_prewarm
+from ._failures import failed_outcome, out_of_memory
+from ._judge import LABEL_UNCONFIRMED, NOT_JUDGED, Judgement, JudgeRequest, OuterClock, Ruling, outer_calls, reconcile
+from ._loop import progress_bar, run
+from ._paths import baseline_path, effective_info, finished_record, flag_tag, problem_ref, record_path
+from ._phases import PhaseLog, Span, union_s
+from ._records import assemble_record
+from ._reproduce import (
     DEFAULT_PROBLEM_ROOTS,
     ReproduceError,
     Reproduction,
@@ -25,12 +31,6 @@ from .._reproduce import (
     records_root_of,
     reproduce,
 )
-from .._worker import candidate_scope, load_module, use_caches
-from ._config import RunConfig, RunSummary, default_prewarm
-from ._failures import failed_outcome, out_of_memory
-from ._loop import progress_bar, run
-from ._paths import baseline_path, effective_info, finished_record, flag_tag, problem_ref, record_path
-from ._records import assemble_record
 from ._runner import Runner
 from ._schedule import Work, after_builds
 

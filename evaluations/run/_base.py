@@ -13,14 +13,14 @@ import schemas
 from schemas import BaselineRecord, Environment, ProtocolInfo, Record
 from schemas._manifest import Manifest
 
-from .. import _gpulock
-from .._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_spare
 from .._loaders import Loaded
-from .._outcomes import CandidateOutcome, pacing_of
-from .._phases import Phase, Span
 from .._types import AlgorithmFlags, Candidate, Job, Problem
+from ..protocols._outcomes import CandidateOutcome, pacing_of
+from ..worker import _gpulock
+from ..worker._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_spare
 from ._config import RunConfig, RunSummary, default_prewarm
 from ._paths import effective_info, existing_record, same_environment
+from ._phases import Phase, Span
 
 
 class RunnerBase:
@@ -106,7 +106,7 @@ class RunnerBase:
             return None
         # each protocol's code: the module of its entry point (the verified package's face imports it on first use)
         code = (self.protocols[name].run_candidate.__module__ for name in self.config.protocols)
-        preload = ("evaluations._worker", *code)
+        preload = ("evaluations.worker._worker", *code)
         if self.config.concurrent > 1:
             with self._locks_guard:
                 if self._pool is None:

@@ -12,8 +12,8 @@ from typing import Any
 import schemas
 from schemas import BaselineRecord, Record
 
-from .._gpubusy import BusySampler
-from .._phases import PhaseLog
+from ._gpubusy import BusySampler
+from ._phases import PhaseLog
 
 DEFAULT_BUILD_TIMEOUT_S = 900.0
 """Deadline of one job of the prepare stage (a candidate's builds and its warm-up call)."""

@@ -6,9 +6,9 @@ import re
 
 import schemas
 
-from .. import _judge
-from .._isolation import IsolatedResult
-from .._outcomes import CandidateOutcome
+from ..protocols._outcomes import CandidateOutcome
+from ..worker._isolation import IsolatedResult
+from . import _judge
 
 MAX_ERROR_CHARS = 4000
 """Length limit of a record's ``error`` (the schema's)."""

@@ -11,10 +11,9 @@ from typing import Any
 
 from schemas import BaselineRecord
 
-from .. import _turns
-from .._isolation import IsolatedResult
-from .._outcomes import host_speed_bound
 from .._types import Job
+from ..protocols._outcomes import host_speed_bound
+from ..worker._isolation import IsolatedResult
 from ._base import RunnerBase
 
 
@@ -38,6 +37,7 @@ class TakingTurns(RunnerBase):
         Returns the candidate's result, the baselines timed in turns and notes: a baseline whose timing in
         turns fails keeps its earlier timing, and a note says so. Deadlines are twice the run's, as each
         timing waits for the others' turns."""
+        from ..timing import _turns  # the timing package imports torch: imported where a run takes turns
         kinds = list(baselines)
         path = _turns.create(self.config.build_dir.absolute() / "turns" / f"{tag}.json", 1 + len(kinds))
         eager = baselines[self.protocols[job.protocol].SPEEDUP_BASELINE["vs_eager"]]
@@ -52,7 +52,7 @@ class TakingTurns(RunnerBase):
         def run(party: int) -> IsolatedResult:
             result = None
             try:
-                result = self._isolated("evaluations._worker:run_job", jobs[party],
+                result = self._isolated("evaluations.worker._worker:run_job", jobs[party],
                                         tag if party == 0 else f"{tag}-turns-{kinds[party - 1]}",
                                         2 * self.config.timeout_s, "candidate" if party == 0 else "baseline",
                                         spare=False, cancel=self.cancel if party == 0 else cancel,

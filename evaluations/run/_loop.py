@@ -14,11 +14,11 @@ from typing import Any, NamedTuple
 
 from schemas import Environment, Record
 
-from .. import _confine, _gpulock
-from .._gpubusy import BusySampler
 from .._loaders import Loaded
 from .._types import Candidate, Job
+from ..worker import _confine, _gpulock
 from ._config import RunConfig, RunSummary
+from ._gpubusy import BusySampler
 from ._runner import Runner
 from ._schedule import Work, after_builds
 

@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .. import _extensions
-from .._outcomes import CandidateOutcome
 from .._types import Candidate, Job, sha256_text
+from ..protocols._outcomes import CandidateOutcome
+from ..worker import _extensions
 from ._base import RunnerBase
 from ._failures import error_text, failed_outcome
 from ._paths import baseline_path
@@ -60,7 +60,7 @@ class Preparing(RunnerBase):
         other workers time: the next chunk's, or this chunk's own beside its baselines), half as many at once, each
         at a lower CPU priority and holding the device shared like an evaluation's worker
         (``_worker.warm_candidate_beside``)."""
-        target = "evaluations._worker:warm_candidate_beside" if beside else "evaluations._worker:warm_candidate"
+        target = "evaluations.worker._worker:" + ("warm_candidate_beside" if beside else "warm_candidate")
 
         workers = max(1, self.config.jobs // 2 if beside else self.config.jobs)
         warms = [job for job in jobs if job.candidate is None]
@@ -89,7 +89,7 @@ class Preparing(RunnerBase):
     def _warm(self, group: list[Job], advance: Any) -> None:
         """Compile warm-ups of several problems in one process; a failure is each baseline's to meet, when timed."""
         first = group[0]
-        self._isolated("evaluations._worker:warm_baselines", group,
+        self._isolated("evaluations.worker._worker:warm_baselines", group,
                        f"warm-{first.protocol}-{first.problem.sha256[:12]}-{first.baseline_kind}-{len(group)}",
                        self.config.build_timeout_s, "build", spare=False)
         for _ in group:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 import schemas
 from schemas import BaselineRecord, BaselineTiming, Record
 
-from .. import _extensions
-from .._outcomes import CandidateOutcome
 from .._types import Candidate, Problem
+from ..protocols._outcomes import CandidateOutcome
+from ..worker import _extensions
 from ._failures import WRITE_REFUSED, refused_write
 from ._paths import problem_ref
 

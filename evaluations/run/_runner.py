@@ -11,10 +11,9 @@ import pydantic
 
 from schemas import BaselineRecord, Record
 
-from .. import _judge
-from .._outcomes import BaselineOutcome, CandidateOutcome
 from .._types import AlgorithmFlags, Candidate, Job, Problem
-from . import _schedule
+from ..protocols._outcomes import BaselineOutcome, CandidateOutcome
+from . import _judge, _schedule
 from ._failures import OUT_OF_MEMORY, error_text, out_of_memory, reported_outcome
 from ._in_turns import TakingTurns
 from ._paths import baseline_path, finished_record, flag_models, flag_tag, problem_ref, record_path
@@ -77,8 +76,8 @@ class Runner(Preparing, TakingTurns):
                 return None  # the eager baseline failed (already reported) or was interrupted
             job = self._job(protocol, problem, kind=kind, pacer=pacer, flags=flags)
             tag = flag_tag(kind, flags)
-            result = self._isolated("evaluations._worker:run_job", job, f"baseline-{protocol}-{problem.sha256[:12]}-{tag}",
-                                    self.config.timeout_s, "baseline")
+            result = self._isolated("evaluations.worker._worker:run_job", job, f"baseline-{protocol}-"
+                                    f"{problem.sha256[:12]}-{tag}", self.config.timeout_s, "baseline")
             if not result.ok:
                 if result.failure is not None and result.failure.kind == "cancelled":
                     return None  # interrupted, not failed: measured again by the re-run
@@ -129,7 +128,7 @@ class Runner(Preparing, TakingTurns):
         """(peak bytes of one call, measured in a fresh worker; or None and why not)."""
         if not hasattr(module, "measure_memory") or job.device != "cuda":
             return None, self._memory_missing(module, job)
-        result = self._isolated("evaluations._worker:memory_job", job, tag, self.config.timeout_s, "memory")
+        result = self._isolated("evaluations.worker._worker:memory_job", job, tag, self.config.timeout_s, "memory")
         if result.ok and result.value is not None:
             return result.value, None
         why = result.failure.message if result.failure is not None else "the measurement returned nothing"
@@ -245,7 +244,7 @@ class Runner(Preparing, TakingTurns):
         if self._in_turns(module, baselines):
             result, in_turns, turn_notes = self.timed_in_turns(job, baselines, tag, clock.answer)
         else:
-            result, turn_notes = self._isolated("evaluations._worker:run_job", job, tag, self.config.timeout_s,
+            result, turn_notes = self._isolated("evaluations.worker._worker:run_job", job, tag, self.config.timeout_s,
                                                 "candidate", answer=clock.answer), []
         if result.failure is not None and result.failure.kind == "cancelled":
             return None

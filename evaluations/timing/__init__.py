@@ -20,9 +20,9 @@ a time cap.
 On the CPU the same loop uses a monotonic host clock.
 
 Its modules: ``plan`` (the constants, ``TimingPlan``, ``TimingRun``), ``placements`` (input sets in turn, weights
-over places), ``turns`` (timing in turns, ``_Slots``), ``graphs`` (CUDA graph capture and its check), ``probe``
-(clock, call and host probes), ``cuda`` (``_time_cuda``, the GPU timing's steps) and ``host`` (``_time_host``).
-Other packages import from here.
+over places), ``turns`` (timing in turns, ``_Slots``; ``_turns``, the file the parties share), ``graphs`` (CUDA
+graph capture and its check), ``probe`` (clock, call and host probes), ``cuda`` (``_time_cuda``, the GPU timing's
+steps) and ``host`` (``_time_host``). Other packages import from here.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from .. import _gpulock
+from ..worker import _gpulock
 from .cuda import _time_cuda
 from .host import _time_host
 from .placements import _Rotation

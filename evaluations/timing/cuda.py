@@ -12,7 +12,7 @@ import torch
 
 from schemas._record import TIMING_NOTE_MAX
 
-from .._outcomes import median, uses_graph
+from ..protocols._outcomes import median, uses_graph
 from ..protocols.verified._distributions import refresh_in_place
 from ..protocols.verified._stats import grouped_median, summarize_verified
 from .bound import _elapsed, _synchronize

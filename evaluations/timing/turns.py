@@ -9,9 +9,9 @@ from time import perf_counter
 
 from schemas._record import ROUNDS_MAX
 
-from .. import _gpulock
-from .._turns import Turns
 from ..protocols.verified._stats import grouped_half_width_rel, round_medians
+from ..worker import _gpulock
+from ._turns import Turns
 from .bound import _synchronize
 from .plan import BATCH, TURN_MS, TimingPlan
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .. import _gpulock
-from .._outcomes import CandidateOutcome
-from .._worker import CandidateLoadError, describe
+from ..protocols._outcomes import CandidateOutcome
+from ..worker import _gpulock
+from ..worker._worker import CandidateLoadError, describe
 from ._manifest import ZooEntry, zoo_job
 
 

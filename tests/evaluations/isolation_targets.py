@@ -53,7 +53,7 @@ def _wait_for(path: str, limit_s: float = 60.0) -> None:
 def hold_shared(args: tuple[str, str, str | None]) -> tuple[float, float]:
     """Touch ``dir/name.trying``, take the GPU lock shared, touch ``dir/name.held``, hold it until
     ``dir/release`` exists (when named), and return (start, end) of the hold on the monotonic clock."""
-    from evaluations import _gpulock
+    from evaluations.worker import _gpulock
 
     folder, name, release = args
     open(os.path.join(folder, f"{name}.trying"), "w").close()
@@ -68,7 +68,7 @@ def hold_shared(args: tuple[str, str, str | None]) -> tuple[float, float]:
 def wait_then_work(seconds: float) -> float:
     """Take the GPU lock shared (waiting as long as it is held), let go, then work ``seconds`` more:
     the seconds it waited, as the lock's own record of them said."""
-    from evaluations import _gpulock
+    from evaluations.worker import _gpulock
 
     with _gpulock.shared():
         waited = float(_gpulock._state["waited"])  # type: ignore[arg-type]
@@ -80,7 +80,7 @@ def time_exclusive(args: tuple[str, str, str | None] | tuple[str, str, str | Non
     """Hold the lock shared, touch ``dir/name.trying`` (and wait until the mark ``dir/<third argument>`` exists, where
     one is named, then the fourth argument's seconds), then take it alone for 0.3 s, touching ``dir/name.alone`` once
     alone: (start, end of the exclusive hold, seconds this worker waited for the lock)."""
-    from evaluations import _gpulock
+    from evaluations.worker import _gpulock
 
     folder, name, after, delay_s = (*args, 0.0)[:4]
     with _gpulock.shared():
@@ -154,7 +154,7 @@ def hold_shared_in_steps(args: tuple[str, str, float] | tuple[str, str, float, f
     """Take the GPU lock shared for a job of ``seconds`` in steps of 50 ms (or the fourth argument's seconds),
     calling ``yield_to_timing`` between steps (touching ``dir/name.held`` once it holds the lock): the (start,
     end) of every step."""
-    from evaluations import _gpulock
+    from evaluations.worker import _gpulock
 
     folder, name, seconds, step_s = (*args, 0.05)[:4]
     steps: list[tuple[float, float]] = []
@@ -184,7 +184,7 @@ def confined_writes(args: tuple[object, list[str]]) -> dict[str, str]:
     import tempfile
     import threading
 
-    from evaluations import _isolation, _worker
+    from evaluations.worker import _isolation, _worker
 
     job, paths = args
     _worker.confine_writes(job)
@@ -201,7 +201,7 @@ def confined_writes(args: tuple[object, list[str]]) -> dict[str, str]:
     done.wait(10)
     found["a new thread's name"] = _name_a_new_thread()
     if os.environ.get("KVERDICT_GPU_LOCK"):  # a concurrent run's lock: taken shared, then alone, while confined
-        from evaluations import _gpulock
+        from evaluations.worker import _gpulock
 
         with _gpulock.shared("confined"), _gpulock.exclusive():
             found["the GPU lock"] = "held"

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import schemas
-from evaluations import _landlock
 from evaluations.run import load_module, worker_environment
+from evaluations.worker import _landlock
 from evaluations.zoo import ZOO_DIR, load_attacks
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluations import _gpulock
 from evaluations.run import run_isolated
+from evaluations.worker import _gpulock
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import os
 import pytest
 import torch
 
-from evaluations import _gpulock
+from evaluations.worker import _gpulock
 
 
 @pytest.fixture

@@ -120,11 +120,11 @@ def test_a_spare_pool_hands_out_live_spares_one_job_each_and_closes_them_all(tmp
 
 CONFINED_CALLS = """
 import sys
-from evaluations import _confine
 from evaluations.run import run_isolated
+from evaluations.worker import confined
 
 if __name__ == "__main__":
-    with _confine.confined():
+    with confined():
         sent = run_isolated("tests.evaluations.isolation_targets:signal_parent", None, timeout_s=60,
                             log_path=sys.argv[1] + "/sent.log")
         after = run_isolated("tests.evaluations.isolation_targets:double", 4, timeout_s=60,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import torch
 
-from evaluations import _evidence
 from evaluations.protocols import CandidateOutcome
 from evaluations.run import (
     LABEL_UNCONFIRMED,
@@ -15,6 +14,15 @@ from evaluations.run import (
     outer_calls,
     reconcile,
     run_isolated,
+)
+from evaluations.worker import (
+    Exhibits,
+    fingerprint,
+    judge_outer,
+    memory_order,
+    outer_inputs,
+    outer_seeds,
+    rule_trials,
 )
 from schemas import CorrectnessCheck, TimingStats
 
@@ -79,7 +87,7 @@ def test_the_clock_answers_ready_once_then_done_and_refuses_the_rest():
 
 
 def test_a_batch_slower_than_the_refutation_bound_is_asked_again_and_the_fastest_kept(monkeypatch):
-    import evaluations._judge as judge
+    import evaluations.run._judge as judge
 
     now = [0.0]
     monkeypatch.setattr(judge.time, "monotonic", lambda: now[0])
@@ -114,17 +122,17 @@ def test_fingerprints_pass_the_right_answer_and_fail_zeros_and_a_small_systemati
 
     def prints(fn):
         out = []
-        for seed in _evidence.outer_seeds(plan["seed"], plan["calls"]):
-            x = _evidence.outer_inputs(lambda: [torch.randn(64, 300)], seed, device)
-            out += _evidence.fingerprint([fn(x[0])]).tolist()
+        for seed in outer_seeds(plan["seed"], plan["calls"]):
+            x = outer_inputs(lambda: [torch.randn(64, 300)], seed, device)
+            out += fingerprint([fn(x[0])]).tolist()
         return out
 
     get = lambda: [torch.randn(64, 300)]  # noqa: E731
     within = prints(lambda x: torch.tanh(x) * (1 + 2e-4 * torch.randn_like(x)))
-    assert _evidence.judge_outer(_ref, get, device, plan, within, False)[0] is None
-    assert "fingerprint" in _evidence.judge_outer(_ref, get, device, plan, prints(torch.zeros_like), False)[0]
-    assert _evidence.judge_outer(_ref, get, device, plan, prints(lambda x: torch.tanh(x) + 0.01), False)[0]
-    assert "were due" in _evidence.judge_outer(_ref, get, device, plan, [*within, 1.0, 2.0], False)[0]
+    assert judge_outer(_ref, get, device, plan, within, False)[0] is None
+    assert "fingerprint" in judge_outer(_ref, get, device, plan, prints(torch.zeros_like), False)[0]
+    assert judge_outer(_ref, get, device, plan, prints(lambda x: torch.tanh(x) + 0.01), False)[0]
+    assert "were due" in judge_outer(_ref, get, device, plan, [*within, 1.0, 2.0], False)[0]
 
 
 def test_an_answer_held_in_another_memory_order_has_the_fingerprint_of_its_values_and_passes():
@@ -140,15 +148,15 @@ def test_an_answer_held_in_another_memory_order_has_the_fingerprint_of_its_value
 
     x = torch.randn(6, 40, 30)
     view = transposed(x)
-    assert not view.is_contiguous() and _evidence.memory_order(view) == (2, 1, 0)
-    assert _evidence.memory_order(torch.tanh(x)) is None and _evidence.memory_order(view.expand(2, 6, 40, 30)) is None
-    same = _evidence.fingerprint([view]), _evidence.fingerprint([torch.tanh(x)])
+    assert not view.is_contiguous() and memory_order(view) == (2, 1, 0)
+    assert memory_order(torch.tanh(x)) is None and memory_order(view.expand(2, 6, 40, 30)) is None
+    same = fingerprint([view]), fingerprint([torch.tanh(x)])
     assert torch.allclose(*same, rtol=1e-12, atol=0)
     prints = []
-    for seed in _evidence.outer_seeds(plan["seed"], plan["calls"]):
-        prints += _evidence.fingerprint([transposed(_evidence.outer_inputs(get, seed, device)[0])]).tolist()
-    assert _evidence.judge_outer(_ref, get, device, plan, prints, False)[0] is None
-    assert "fingerprint" in _evidence.judge_outer(_ref, get, device, plan, [-v for v in prints], False)[0]
+    for seed in outer_seeds(plan["seed"], plan["calls"]):
+        prints += fingerprint([transposed(outer_inputs(get, seed, device)[0])]).tolist()
+    assert judge_outer(_ref, get, device, plan, prints, False)[0] is None
+    assert "fingerprint" in judge_outer(_ref, get, device, plan, [-v for v in prints], False)[0]
 
 
 # --- reconcile -------------------------------------------------------------------------------------------------
@@ -285,7 +293,7 @@ def test_a_run_judges_honest_kernels_and_refutes_forged_reports_under_both_proto
 
 def test_the_judge_rules_on_kept_outputs_and_calls_missing_ones_missing(tmp_path):
     checks = [CorrectnessCheck(name=f"t{i}", distribution="D1 x1", seed=2**21 + i, passed=True) for i in range(3)]
-    kept = _evidence.Exhibits(str(tmp_path / "evidence.pt"))
+    kept = Exhibits(str(tmp_path / "evidence.pt"))
     kept.add("t0", [torch.ones(4)])
     kept.add("t2", [torch.zeros(4)])
     kept.save()
@@ -294,7 +302,7 @@ def test_the_judge_rules_on_kept_outputs_and_calls_missing_ones_missing(tmp_path
     def rule(index, check):
         return [torch.ones(4)], lambda outs: (bool(torch.equal(outs[0], torch.ones(4))), 0.0, None)
 
-    _evidence.rule_trials(out, checks, str(tmp_path / "evidence.pt"), rule)
+    rule_trials(out, checks, str(tmp_path / "evidence.pt"), rule)
     assert [(r.name, r.passed, r.missing) for r in out.rulings] == [("t0", True, False), ("t1", False, True),
                                                                      ("t2", False, False)]
     assert out.trials_room == 3

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaluations import _landlock
 from evaluations.run import run_isolated
+from evaluations.worker import _landlock
 
 pytestmark = pytest.mark.skipif(_landlock.unavailable() is not None, reason="this kernel has no Landlock")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import schemas
-from evaluations import _landlock
+from evaluations.worker import _landlock
 from evaluations.zoo import ZOO_DIR
 
 REPO = Path(__file__).resolve().parents[2]

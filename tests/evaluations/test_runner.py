@@ -670,8 +670,9 @@ def _build_and_last_write(summary: Any, source: str, first_chunk: tuple[str, ...
 def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_path, fixtures_dir, monkeypatch):
     import re
 
-    from evaluations import _worker, capture_environment, load_inputs, sha256_text
+    from evaluations import capture_environment, load_inputs, sha256_text
     from evaluations.run import RunConfig, run
+    from evaluations.worker import BESIDE_NICE
 
     monkeypatch.setattr("evaluations.run._schedule.PREPARE_CHUNK_WINDOWS", 1)  # chunks of two problems: (1, 2), then (3)
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
@@ -693,7 +694,7 @@ def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_
     assert started < last_of_first  # problem 3's build ran while problems 1 and 2 were evaluated
     log = build / "logs" / f"build-{sha256_text(source)[:16]}.log"
     niceness = re.search(r"preparing beside timings, at nice (\d+)", log.read_text(encoding="utf-8"))
-    assert niceness and int(niceness.group(1)) >= _worker.BESIDE_NICE  # below the timing workers' priority
+    assert niceness and int(niceness.group(1)) >= BESIDE_NICE  # below the timing workers' priority
 
     summary, build = evaluated(False, "after")  # the same run without: the build waits for the first chunk's end
     assert sorted(r.status for r in summary.records) == ["correct"] * 3

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 import schemas
-from evaluations import _turns
 from evaluations.cli import main
+from evaluations.timing import _turns
 from schemas._validate import validate
 
 

@@ -24,7 +24,7 @@ the reference (``_reference``) and a job's settings (``_setup``). The statistics
 arithmetic and the static scan are pure and run on the CPU.
 
 The table's figures below are read without torch. The names of the parts (``__all__``) are imported on first
-use: ``evaluations.timing`` and ``evaluations._evidence`` use some of the parts, and the protocol's code uses
+use: ``evaluations.timing`` and ``evaluations.worker._evidence`` use some of the parts, and the protocol's code uses
 them in turn.
 """
 

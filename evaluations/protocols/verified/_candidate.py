@@ -20,12 +20,12 @@ import torch
 
 from schemas import AlgorithmFlag, CorrectnessCheck
 
-from ... import _gpulock
-from ..._evidence import Exhibits, outer_batch
-from ..._outcomes import CandidateOutcome
 from ..._types import Job
-from ..._worker import ProblemModule, load_candidate, load_problem
 from ...timing import TimingRun, time_calls
+from ...worker import _gpulock
+from ...worker._evidence import Exhibits, outer_batch
+from ...worker._worker import ProblemModule, load_candidate, load_problem
+from .._outcomes import CandidateOutcome
 from . import _integrity as ig
 from . import _provenance
 from ._checklog import CheckLog

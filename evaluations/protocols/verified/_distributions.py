@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from ... import _gpulock
+from ...worker import _gpulock
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ import torch
 
 from schemas import CorrectnessCheck
 
-from ... import _gpulock
-from ..._evidence import judge_outer, rule_trials
-from ..._judge import Judgement, JudgeRequest
-from ..._worker import load_problem
+from ...run._judge import Judgement, JudgeRequest
+from ...worker import _gpulock
+from ...worker._evidence import judge_outer, rule_trials
+from ...worker._worker import load_problem
 from ._candidate import verdict_of
 from ._distributions import DISTRIBUTIONS, draw
 from ._precision import Tolerance, tolerance_for

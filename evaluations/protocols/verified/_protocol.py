@@ -7,12 +7,12 @@ import torch
 
 from schemas import TimingStats
 
-from ... import _gpulock
-from ..._judge import Judgement, JudgeRequest
-from ..._outcomes import BaselineOutcome, CandidateOutcome
 from ..._types import Job
-from ..._worker import ProblemModule, load_candidate, load_problem
+from ...run._judge import Judgement, JudgeRequest
 from ...timing import time_calls
+from ...worker import _gpulock
+from ...worker._worker import ProblemModule, load_candidate, load_problem
+from .._outcomes import BaselineOutcome, CandidateOutcome
 from . import BASELINE_KINDS, _candidate, _judging
 from ._distributions import DISTRIBUTIONS, draw
 from ._reference import float32_mode

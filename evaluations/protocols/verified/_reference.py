@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from ... import _gpulock
+from ...worker import _gpulock
 from ._integrity import outputs_of
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
-from ... import _gpulock
 from ...timing import TimingPlan
+from ...worker import _gpulock
 from ._distributions import DISTRIBUTIONS, draw, fresh_seeds
 from ._integrity import ALGORITHM_FLAGS
 

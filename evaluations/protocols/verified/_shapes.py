@@ -21,9 +21,9 @@ import torch
 
 from schemas import ShapeCheck
 
-from ... import _gpulock
 from ..._types import Job
-from ..._worker import describe, load_problem
+from ...worker import _gpulock
+from ...worker._worker import describe, load_problem
 from ._distributions import DISTRIBUTIONS, draw
 from ._integrity import outputs_of
 from ._precision import Tolerance, judge

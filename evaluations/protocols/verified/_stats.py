@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from schemas import TimingMethod, TimingStats
 
-from ..._outcomes import mean, median, quantile, std
+from .._outcomes import mean, median, quantile, std
 
 CONFIDENCE = 0.95
 """Coverage of the confidence interval of the median."""

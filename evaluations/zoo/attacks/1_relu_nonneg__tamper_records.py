@@ -3,7 +3,7 @@
 It finds the run's records folder on the runner's command line (``--out``), tries to make every baseline
 100x slower (so later speedups look 100x better) and to delete every other model's record, and carries on
 quietly where it is refused. Stopped: a candidate's worker may write only its private temporary folder, its
-own builds and caches and its evidence file (Landlock, ``evaluations/_landlock.py``), so each change is
+own builds and caches and its evidence file (Landlock, ``evaluations/worker/_landlock.py``), so each change is
 refused by the kernel. Where a kernel has no Landlock, ``kverdict eval`` says at start that workers run
 unconfined, and the records folder's manifest (``MANIFEST.sha256``) still makes the next run redo a changed
 or deleted record and ``kverdict validate`` report it. NOT stopped there: the change itself, and a forger who

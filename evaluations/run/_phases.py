@@ -2,7 +2,7 @@
 
 Phases overlap in a concurrent run, so each phase reports both the wall time it was in progress (the
 union of its spans) and the worker-seconds it used (their sum). The GPU's busy share over each phase's
-span comes from :mod:`evaluations._gpubusy`.
+span comes from :mod:`evaluations.run._gpubusy`.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from typing import Any
 
 from schemas import CorrectnessCheck, IntegrityCheck, Judged, OuterTiming
 
-from ._outcomes import CandidateOutcome
+from ..protocols._outcomes import CandidateOutcome
 
 OUTER_TARGET_MS = 100.0
 """The outside batch runs about this long at the worker's reported speed."""
@@ -313,7 +313,7 @@ def judge_outcome(isolated: Callable[[str, Any, str], Any], job: Any, outcome: C
             return
         request = JudgeRequest(job=job, reported=list(outcome.correctness), evidence=str(evidence),
                                outer_plan=clock.plan, fingerprints=clock.fingerprints)
-        result = isolated("evaluations._worker:judge_job", request, "judge-" + tag.removeprefix("eval-"))
+        result = isolated("evaluations.worker._worker:judge_job", request, "judge-" + tag.removeprefix("eval-"))
         if result.ok and isinstance(result.value, Judgement):
             judgement = result.value
         else:

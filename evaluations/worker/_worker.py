@@ -1,6 +1,6 @@
 """Code that runs inside a worker process: load a problem and a candidate, call the protocol.
 
-Every function here is a target of :func:`evaluations._isolation.run_isolated` or a helper the
+Every function here is a target of :func:`evaluations.worker._isolation.run_isolated` or a helper the
 protocols call inside the worker. Problem and candidate sources are compiled from their text
 (:func:`load_module`), never imported from a file or a bytecode cache another process could write.
 """
@@ -17,9 +17,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from .._types import Job, sha256_text
+from ..protocols._outcomes import BaselineOutcome, CandidateOutcome
 from . import _extensions, _gpulock, _isolation, _landlock
-from ._outcomes import BaselineOutcome, CandidateOutcome
-from ._types import Job, sha256_text
 
 MAX_ERROR_CHARS = 2500
 """Longest error text a worker hands back (the record keeps 4000 characters with the output tail)."""
@@ -258,8 +258,8 @@ def warm_candidate(job: Job) -> BuildResult:
     try:
         import torch
 
-        from .protocols.verified._distributions import DISTRIBUTIONS, draw
-        from .protocols.verified._setup import to_device
+        from ..protocols.verified._distributions import DISTRIBUTIONS, draw
+        from ..protocols.verified._setup import to_device
 
         problem = load_problem(job)
         device = torch.device("cuda")
@@ -327,7 +327,7 @@ def lock_label(stage: str, job: Job) -> str:
 
 
 def _protocol(job: Job) -> Any:
-    from .protocols import get_protocol
+    from ..protocols import get_protocol
 
     return get_protocol(job.protocol)
 
@@ -352,7 +352,7 @@ def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
 def judge_job(request: Any) -> Any:
     """Worker entry of the judge (``_judge``): the protocol's ruling on a reported evaluation, in a process that
     never imports the candidate; a failure to judge is the judgement's ``error``, not the candidate's."""
-    from ._judge import Judgement
+    from ..run._judge import Judgement
 
     protocol = _protocol(request.job)
     try:

@@ -17,11 +17,11 @@ from pathlib import Path, PurePosixPath
 import schemas
 from schemas import Record
 
-from ._types import Candidate, Origin, Problem, sha256_text
+from .._types import Candidate, Origin, Problem, sha256_text
 
 DEFAULT_DATASET_ROOTS = (Path(".data/datasets"),)
 """Where local copies of public datasets are looked for when ``--dataset-root`` is not given."""
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parents[1]  # the evaluations package
 DEFAULT_PROBLEM_ROOTS = (_HERE / "problems", _HERE / "zoo" / "problems")
 """Problem suites kept in this repository: a folder of suites (each subfolder is one) and the exploit zoo's."""
 NO_CI_TOLERANCE = 0.05
@@ -96,8 +96,8 @@ def _bundles(roots: Iterable[Path], file_name: str | None) -> Iterator[Path]:
 
 def find_kernel(record: Record, repo_root: Path, dataset_roots: Iterable[Path]) -> Candidate:
     """The record's kernel text, from the repository or a local dataset copy, with its sha256 checked."""
-    from ._bundles import KNOWN_BUNDLES, load_bundle
-    from ._loaders import LoadError
+    from .._bundles import KNOWN_BUNDLES, load_bundle
+    from .._loaders import LoadError
 
     k, m = record.kernel, record.model
     if k.url is None and k.row is None and k.path:
@@ -131,8 +131,8 @@ def find_kernel(record: Record, repo_root: Path, dataset_roots: Iterable[Path]) 
 
 
 def _problem_sources(problem_roots: Iterable[Path], dataset_roots: Iterable[Path]) -> Iterator[list[Problem]]:
-    from ._bundles import is_bundle, load_bundle
-    from ._loaders import LoadError, load_problem_folder
+    from .._bundles import is_bundle, load_bundle
+    from .._loaders import LoadError, load_problem_folder
 
     for root in problem_roots:
         try:  # a suite folder, a checkout or a bundle; else a folder of suites
@@ -190,7 +190,7 @@ def _speedup_band(record: Record) -> tuple[float, float] | None:
     """The original's vs_eager speedup range implied by the CIs of its candidate and baseline times (widened by
     :func:`agreement` to hold the original's own speedup, which for timings in turns is the median of per-round
     ratios, not the ratio of the medians these CIs bound)."""
-    from .protocols import get_protocol
+    from ..protocols import get_protocol
 
     if record.timing is None:
         return None
@@ -230,10 +230,10 @@ def reproduce(path: Path, *, out_dir: Path | None = None, device: str = "cuda",
               dataset_roots: Iterable[Path] = DEFAULT_DATASET_ROOTS, problem_roots: Iterable[Path] = (),
               timeout_s: float = 300.0, build_dir: Path = Path(".kv-cache/build")) -> Reproduction:
     """Re-run the record at ``path`` and write its reproduction record; see the module docstring."""
-    from ._env import capture_environment
-    from ._loaders import Loaded
-    from .protocols import ProtocolUnavailable, get_protocol
-    from .run import RunConfig, Runner
+    from .._env import capture_environment
+    from .._loaders import Loaded
+    from ..protocols import ProtocolUnavailable, get_protocol
+    from . import RunConfig, Runner
 
     original = load_original(path)
     root = records_root_of(path, original)

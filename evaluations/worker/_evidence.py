@@ -22,10 +22,10 @@ import torch
 
 from schemas import CorrectnessCheck
 
+from ..protocols.verified._distributions import DISTRIBUTIONS, draw
+from ..protocols.verified._integrity import outputs_of
+from ..run._judge import Judgement, Ruling
 from . import _gpulock
-from ._judge import Judgement, Ruling
-from .protocols.verified._distributions import DISTRIBUTIONS, draw
-from .protocols.verified._integrity import outputs_of
 
 EVIDENCE_BYTES = 1 << 30
 """Most bytes of trial outputs a worker keeps for the judge; trials past it are judged on the worker's word."""

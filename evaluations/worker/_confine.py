@@ -11,7 +11,7 @@
   and taken by one watcher thread: one sent by a worker or another descendant of the runner fails that
   worker's job (:func:`signalled`), one sent by anyone else interrupts the run as before.
 
-:mod:`evaluations._isolation` calls :func:`spawn`, :func:`signalled` and :func:`finished` around each
+:mod:`evaluations.worker._isolation` calls :func:`spawn`, :func:`signalled` and :func:`finished` around each
 worker; outside :func:`confined` they do nothing beyond starting the process.
 """
 

@@ -21,7 +21,7 @@ from schemas import (
     TimingStats,
 )
 
-from ._types import AlgorithmFlags
+from .._types import AlgorithmFlags
 
 
 @dataclass

@@ -1,0 +1,40 @@
+"""The worker: what runs inside an isolated child process, or right around it.
+
+``_isolation`` spawns a child per call, watches it and reads its result safely (``_child`` is the child's side:
+its entry, questions to the runner); ``_confine`` (on the runner's side: environment, survivors, signals) and
+``_landlock`` (its writes) confine it; ``_gpulock`` shares the GPU between workers (a timing holds it alone);
+``_extensions`` builds a candidate's extensions; ``_evidence`` keeps the outputs the judge rules on and runs the
+outside batch; ``_worker`` holds the jobs a child runs (the targets the runner names).
+
+A worker imports this package at start-up, so it stays light: the names below are imported on first use
+(PEP 562), and the modules only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PART_OF = {
+    "BESIDE_NICE": "_worker",
+    "confined": "_confine",
+    **dict.fromkeys(("Exhibits", "fingerprint", "judge_outer", "memory_order", "outer_inputs", "outer_seeds",
+                     "rule_trials"), "_evidence"),
+}
+"""Name -> the module of this package that holds it."""
+
+__all__ = sorted(_PART_OF)
+
+
+def __getattr__(name: str) -> Any:
+    """A name of ``__all__`` from the module that holds it, imported then (PEP 562)."""
+    part = _PART_OF.get(name)
+    if part is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{part}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PART_OF})
