@@ -12,8 +12,7 @@ A worker imports this package at start-up, so it stays light: the names below ar
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_face
 
 _PART_OF = {
     "BESIDE_NICE": "_worker",
@@ -25,16 +24,4 @@ _PART_OF = {
 
 __all__ = sorted(_PART_OF)
 
-
-def __getattr__(name: str) -> Any:
-    """A name of ``__all__`` from the module that holds it, imported then (PEP 562)."""
-    part = _PART_OF.get(name)
-    if part is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{part}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PART_OF})
+__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals())

@@ -30,10 +30,9 @@ them in turn.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from schemas import PROTOCOLS, protocol_info
+
+from ..._lazy import lazy_face
 
 VERSION = PROTOCOLS["verified"]["versions"][-1]
 """The version this module runs (what changed from one to the next: ``CHANGELOG.md``). Records and cached
@@ -81,16 +80,4 @@ __all__ = [
     *_PART_OF,
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A name of ``__all__`` from the part that holds it, imported then (PEP 562)."""
-    part = _PART_OF.get(name)
-    if part is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{part}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PART_OF})
+__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals())
