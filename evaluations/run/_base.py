@@ -59,7 +59,7 @@ class RunnerBase:
         self._alone_reasons: dict[tuple[str, str], str] = {}  # (protocol, candidate sha256): why it waits for that
         """Evaluations that ran out of memory while others were in flight: evaluated again, alone, once the rest of
         their chunk has ended."""
-        self._deferred_baselines: dict[tuple[str, str, str], str] = {}
+        self._deferred_baselines: set[tuple[str, str, str]] = set()
         """Baselines (keys of ``_baselines``) that ran out of device memory while others were in flight: measured
         again alone with their problem's candidates, never counted as failed meanwhile."""
         self.alone = False

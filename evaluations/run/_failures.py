@@ -51,13 +51,18 @@ def reported_outcome(result: IsolatedResult) -> CandidateOutcome:
     return result.value
 
 
+def names_out_of_memory(text: str) -> bool:
+    """Whether a worker's error text names running out of device memory (``OUT_OF_MEMORY``)."""
+    return any(m in text for m in OUT_OF_MEMORY)
+
+
 def out_of_memory(outcome: CandidateOutcome) -> bool:
     """Whether an evaluation failed, or its judge could not rule, by running out of device memory (the
     candidate's or the harness's own allocations: while other workers hold memory, either can fail where it
     would not alone)."""
     texts = [outcome.error or ""] if outcome.status == "runtime_error" else []
     texts += [note for note in outcome.notes if note.startswith(_judge.NOT_JUDGED)]
-    return any(m in text for text in texts for m in OUT_OF_MEMORY)
+    return any(map(names_out_of_memory, texts))
 
 
 def refused_write(outcome: CandidateOutcome) -> str | None:

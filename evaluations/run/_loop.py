@@ -92,7 +92,6 @@ class _Bars:
 
     def __init__(self, progress: Any, plan: _Plan, evaluations: int, concurrent: int) -> None:
         self.progress = progress
-        self.count = 0
         self.builds = (progress.add_task("building and warming up candidates and compile baselines",
                                          total=sum(map(len, plan.prepared)))
                        if any(plan.prepared) else None)
@@ -114,14 +113,13 @@ class _Bars:
         """One evaluation ended."""
         self.progress.advance(self.evaluations)
 
-    def written(self, record: Record) -> None:
-        """Where the display is off (a log), one line per record written: what it says, and how many so far."""
+    def written(self, record: Record, what: str, count: int) -> None:
+        """Where the display is off (a log), one line per record written: ``what`` it was (problem and sample), what
+        the record says, and ``count``, the records written so far."""
         if self.progress.disable:
-            self.count += 1
             vs = record.speedup.vs_eager if record.speedup is not None else None
             speed = f", {vs:.3g}x vs eager" if vs is not None else ""
-            self.say(f"[{self.count}] {record.protocol.name} {record.problem.suite}/{record.problem.level}/"
-                     f"{record.problem.id} s{record.model.sample}: {record.status}{speed}")
+            self.say(f"[{count}] {record.protocol.name} {what}: {record.status}{speed}")
 
     def say(self, text: str) -> None:
         """Print one line above the display (printed as is, also where the display is off)."""
@@ -202,17 +200,18 @@ def _do(runner: Runner, bars: _Bars, item: Work) -> None:
         _evaluate(runner, bars, item)  # type: ignore[arg-type]
 
 
-def _evaluate(runner: Runner, bars: _Bars, item: tuple[str, Candidate, Path], alone: bool = False) -> None:
-    """Evaluate one candidate (``Runner.evaluate``) and keep its record in the run's summary."""
+def _evaluate(runner: Runner, bars: _Bars, item: tuple[str, Candidate, Path]) -> None:
+    """Evaluate one candidate (``Runner.evaluate``; again alone where ``runner.alone`` is set) and keep its record in
+    the run's summary."""
     protocol, candidate, path = item
     if runner.config.concurrent <= 1:
         bars.show(f"{protocol}: {candidate.problem_key} s{candidate.sample}")
-    record = runner.evaluate(protocol, candidate, path, alone=alone)
+    record = runner.evaluate(protocol, candidate, path)
     if record is not None:
         runner.summary.written.append(path)
         runner.summary.records.append(record)
-        bars.written(record)
-    if not alone:  # its first go advanced the bar already
+        bars.written(record, f"{candidate.problem_key} s{candidate.sample}", len(runner.summary.written))
+    if not runner.alone:  # its first go advanced the bar already
         bars.evaluated()
 
 
@@ -229,7 +228,7 @@ def _again_alone(runner: Runner, bars: _Bars) -> None:
         for item in again:
             if runner.cancel.is_set():
                 return
-            _evaluate(runner, bars, item, alone=True)
+            _evaluate(runner, bars, item)
     finally:
         runner.alone = False
     bars.show(f"candidates, {runner.config.concurrent} at once")

@@ -14,7 +14,7 @@ from schemas import BaselineRecord, Record
 from .._types import AlgorithmFlags, Candidate, Job, Problem
 from ..protocols._outcomes import BaselineOutcome, CandidateOutcome
 from . import _judge, _schedule
-from ._failures import OUT_OF_MEMORY, error_text, out_of_memory, reported_outcome
+from ._failures import error_text, names_out_of_memory, out_of_memory, reported_outcome
 from ._in_turns import TakingTurns
 from ._paths import baseline_path, finished_record, flag_models, flag_tag, problem_ref, record_path
 from ._prepare import Preparing
@@ -83,7 +83,7 @@ class Runner(Preparing, TakingTurns):
                     return None  # interrupted, not failed: measured again by the re-run
                 reason = result.failure.message if result.failure else "no result"
                 if not flags and self._shared_out_of_memory(reason):
-                    self._deferred_baselines[key] = reason
+                    self._deferred_baselines.add(key)
                     self.say(f"{problem.key}: its {protocol} {tag} baseline ran out of device memory beside other "
                              "evaluations; measured again alone, with its candidates, once its chunk has ended")
                     return None
@@ -134,10 +134,10 @@ class Runner(Preparing, TakingTurns):
         why = result.failure.message if result.failure is not None else "the measurement returned nothing"
         return None, f"the measurement in a fresh worker failed: {why[:300]}"
 
-    def evaluate(self, protocol: str, candidate: Candidate, path: Path, alone: bool = False) -> Record | None:
+    def evaluate(self, protocol: str, candidate: Candidate, path: Path) -> Record | None:
         """Evaluate one candidate under one protocol and write its record; None if its reference failed, or if
         it ran out of memory while other evaluations shared the device (then it waits in ``again_alone`` to be
-        evaluated ``alone`` once the rest are done: the memory others held is no verdict on it)."""
+        evaluated once the rest are done, with ``alone`` set: the memory others held is no verdict on it)."""
         module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
         measured = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
         put_off = [kind for kind in module.BASELINE_KINDS if (protocol, problem.key, kind) in self._deferred_baselines]
@@ -162,7 +162,7 @@ class Runner(Preparing, TakingTurns):
             if judged is None:
                 return None  # the run was interrupted: no verdict, and a re-run evaluates it again
             outcome, in_turns, waited_s = judged
-            why = self._shared_failure(outcome, waited_s) if not alone and self.config.concurrent > 1 else None
+            why = self._shared_failure(outcome, waited_s) if not self.alone and self.config.concurrent > 1 else None
             if why is not None:
                 self._put_off(protocol, candidate, path, why)
                 return None
@@ -180,7 +180,7 @@ class Runner(Preparing, TakingTurns):
         outcome.notes = [*outcome.notes, *missing_notes, *flag_notes]
         if self.cancel.is_set():
             return None  # interrupted during the memory measurement: leave the whole evaluation to the re-run
-        if alone:
+        if self.alone:
             why = self._alone_reasons.get((protocol, candidate.sha256), "its evaluation or its judge ran out of device "
                                           "memory while other evaluations shared the device")
             outcome.notes = [*outcome.notes, f"{why} ({self.config.concurrent} at once in this run); evaluated again "
@@ -220,7 +220,7 @@ class Runner(Preparing, TakingTurns):
     def _shared_out_of_memory(self, reason: str) -> bool:
         """Whether a baseline's failure ran out of device memory while other evaluations held some (then it is no
         failure of PyTorch's code on the problem, and is measured again alone)."""
-        return not self.alone and self.config.concurrent > 1 and any(m in reason for m in OUT_OF_MEMORY)
+        return not self.alone and self.config.concurrent > 1 and names_out_of_memory(reason)
 
     @staticmethod
     def _shared_failure(outcome: CandidateOutcome, waited_s: float) -> str | None:
