@@ -50,7 +50,7 @@ class RunnerBase:
         self._pool: SparePool | None = None
         self._locks: dict[tuple[str, str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
-        shared_gpu = config.device == "cuda" and (config.concurrent > 1 or bool(os.environ.get(_gpulock.ENV)))
+        shared_gpu = config.device == "cuda" and (config.concurrent > 1 or bool(os.environ.get(_gpulock.GPU_LOCK_ENV)))
         self._concurrency_note = (
             f"evaluated while other workers shared this GPU ({config.concurrent} at once in this run); every timing "
             "held the GPU alone, but other workers' start-up and host work (extension builds included) could run "

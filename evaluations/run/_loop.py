@@ -237,12 +237,12 @@ def _again_alone(runner: Runner, bars: _Bars) -> None:
 @contextmanager
 def _shared_gpu(config: RunConfig) -> Iterator[None]:
     """Name a fresh GPU lock file for the workers of a concurrent CUDA run (``_gpulock``)."""
-    if config.device != "cuda" or os.environ.get(_gpulock.ENV):
+    if config.device != "cuda" or os.environ.get(_gpulock.GPU_LOCK_ENV):
         yield  # CPU timings are host-clock and not shared; or an outer run already set a lock
         return
     with tempfile.TemporaryDirectory(prefix="kv-gpulock-") as folder:
-        os.environ[_gpulock.ENV] = str(Path(folder) / "gpu.lock")
+        os.environ[_gpulock.GPU_LOCK_ENV] = str(Path(folder) / "gpu.lock")
         try:
             yield
         finally:
-            os.environ.pop(_gpulock.ENV, None)
+            os.environ.pop(_gpulock.GPU_LOCK_ENV, None)

@@ -17,6 +17,7 @@ from .._lazy import lazy_face
 _PART_OF = {
     "BESIDE_NICE": "_worker",
     "confined": "_confine",
+    "GPU_LOCK_ENV": "_gpulock",
     **dict.fromkeys(("Exhibits", "fingerprint", "judge_outer", "memory_order", "outer_inputs", "outer_seeds",
                      "rule_trials"), "_evidence"),
 }

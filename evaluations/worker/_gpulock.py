@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-ENV = "KVERDICT_GPU_LOCK"
+GPU_LOCK_ENV = "KVERDICT_GPU_LOCK"
 """Environment variable naming the lock file; set by the runner for concurrent CUDA runs."""
 TRACE_ENV = "KVERDICT_GPU_TRACE"
 """Environment variable naming a folder for the workers' lock traces (off by default; see the module's text)."""
@@ -47,7 +47,7 @@ _state: dict[str, object] = {"main": None, "gate": None, "timings": None, "depth
 
 
 def _path() -> str | None:
-    return os.environ.get(ENV) or None
+    return os.environ.get(GPU_LOCK_ENV) or None
 
 
 def wait_folder(lock: str | os.PathLike[str]) -> Path:

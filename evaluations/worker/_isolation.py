@@ -281,7 +281,7 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_bytes(b"")
     start = time.monotonic()
-    limits = _Limits(start, timeout_s, max_output_bytes, cancel, os.environ.get(_gpulock.ENV))
+    limits = _Limits(start, timeout_s, max_output_bytes, cancel, os.environ.get(_gpulock.GPU_LOCK_ENV))
     proc, reader = _dispatch(spare, target, payload, log)
     try:
         watched = _watch(proc, reader, log, limits, answer)

@@ -177,7 +177,7 @@ def writable_folders(job: Job, private: Path) -> list[Path]:
         folders.append(Path(job.options["evidence"]).parent)
     if job.options.get("turns"):
         folders.append(Path(job.options["turns"]))  # the one file of its timing in turns (``_turns``), not its folder
-    lock = os.environ.get(_gpulock.ENV)
+    lock = os.environ.get(_gpulock.GPU_LOCK_ENV)
     if lock:
         _gpulock.prepare(lock)  # before the rule is made: the confined worker only opens the lock's files
         folders.append(_gpulock.wait_folder(lock))

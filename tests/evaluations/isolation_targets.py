@@ -93,7 +93,7 @@ def time_exclusive(args: tuple[str, str, str | None] | tuple[str, str, str | Non
             open(os.path.join(folder, f"{name}.alone"), "w").close()
             time.sleep(0.3)
             end = time.monotonic()
-        return start, end, _gpulock.waited_s(os.environ[_gpulock.ENV], os.getpid())
+        return start, end, _gpulock.waited_s(os.environ[_gpulock.GPU_LOCK_ENV], os.getpid())
 
 
 def signal_parent(_: object) -> int:

@@ -23,7 +23,7 @@ from evaluations.worker import _gpulock
 @pytest.fixture
 def lock(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "gpu.lock"
-    monkeypatch.setenv(_gpulock.ENV, str(path))
+    monkeypatch.setenv(_gpulock.GPU_LOCK_ENV, str(path))
     return path
 
 
@@ -34,7 +34,7 @@ def _run(tmp_path: Path, name: str, payload: object, tag: str, timeout_s: float 
 
 
 def test_without_the_variable_both_holds_are_no_ops(tmp_path, monkeypatch):
-    monkeypatch.delenv(_gpulock.ENV, raising=False)
+    monkeypatch.delenv(_gpulock.GPU_LOCK_ENV, raising=False)
     with _gpulock.shared(), _gpulock.exclusive():
         pass
     assert list(tmp_path.iterdir()) == []

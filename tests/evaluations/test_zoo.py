@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from evaluations.run import run_isolated
+from evaluations.worker import GPU_LOCK_ENV
 from evaluations.zoo import ZOO_DIR, BothOutcomes, load_manifest
 
 ENTRIES = load_manifest()
@@ -125,7 +126,12 @@ def gpu_outcomes(tmp_path_factory) -> dict[str, BothOutcomes]:
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
     entries = [e for e in ENTRIES if e.cuda_only]
-    return _evaluate(entries, "cuda", GPU_OPTIONS, tmp_path_factory.mktemp("zoo-gpu"))
+    tmp = tmp_path_factory.mktemp("zoo-gpu")
+    # two entries at once share the GPU as the runner's workers do: each timing holds it alone (_gpulock), so no
+    # entry's checks (the unsynchronised-work one above all) see the other's kernels on the device
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(GPU_LOCK_ENV, str(tmp / "gpu.lock"))
+        return _evaluate(entries, "cuda", GPU_OPTIONS, tmp)
 
 
 @pytest.mark.gpu
