@@ -1,9 +1,12 @@
-"""What fingerprinting an answer costs by its memory layout: the outside clock (``evaluations.worker._evidence``) counts
-fingerprinting a candidate's answers as host overhead only as far as it costs for the reference's layout, so a
-layout that costs more is charged to the candidate's time.
+"""What fingerprinting an answer costs by its memory layout, in time and memory: the outside clock
+(``evaluations.worker._evidence``) counts fingerprinting a candidate's answers as host overhead only as far as it
+costs for the reference's layout, so a layout that costs more is charged to the candidate's time; and the memory
+it takes beside the output is taken from every other evaluation sharing the device.
 
 Times ``fingerprint`` on one output shape held contiguously and as a transposed view (the layout CUDA-L1's L1/59
-returns) and prints milliseconds per fingerprint for each:
+returns) and prints milliseconds per fingerprint for each, and the peak memory the first fingerprint took beyond
+the output (on CUDA the allocator's peak; on the CPU the process's peak resident size, so measure the larger
+output first or alone):
 
     python3 benchmarks/fingerprint_layout.py [--device cuda] [--shape 4,64,126,126,10] [--repeats 5]
 """
@@ -11,6 +14,7 @@ returns) and prints milliseconds per fingerprint for each:
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 from pathlib import Path
@@ -24,8 +28,24 @@ import torch  # noqa: E402
 from evaluations.worker._evidence import fingerprint  # noqa: E402 - after the repository is on the path
 
 
+def _peak_bytes(device: torch.device) -> int:
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def _extra_peak(t: torch.Tensor) -> int:
+    """Bytes beyond what was held before that the first fingerprint of ``t`` took at its peak (weights kept
+    included)."""
+    if t.device.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(t.device)
+    before = torch.cuda.memory_allocated(t.device) if t.device.type == "cuda" else _peak_bytes(t.device)
+    fingerprint([t]).tolist()
+    return max(0, _peak_bytes(t.device) - before)
+
+
 def _ms(t: torch.Tensor, repeats: int) -> float:
-    fingerprint([t]).tolist()  # the weights are drawn here, off the clock
     start = time.perf_counter()
     for _ in range(repeats):
         fingerprint([t]).tolist()  # .tolist() waits for the device
@@ -46,8 +66,11 @@ def main() -> None:
     view = torch.randn(swapped, device=device).permute(order)
     assert tuple(view.shape) == tuple(flat.shape) and not view.is_contiguous()
     print(f"shape {tuple(shape)} on {device}, {args.repeats} repeats")
+    size = flat.numel() * flat.element_size()
     for name, t in (("contiguous", flat), ("transposed view", view)):
-        print(f"  {name:<16} {_ms(t, args.repeats):9.1f} ms per fingerprint")
+        extra = _extra_peak(t)
+        print(f"  {name:<16} {_ms(t, args.repeats):9.1f} ms per fingerprint; peak beyond the output "
+              f"{extra / 2**20:8.0f} MiB ({extra / size:.2f}x its {size / 2**20:.0f} MiB)")
 
 
 if __name__ == "__main__":

@@ -208,6 +208,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
             checks.append(compare(output, expected, seed, index))
             if not checks[-1].passed:
                 return CandidateOutcome(status="incorrect", correctness=checks, error=checks[-1].message)
+            del inputs, expected, output  # the next draw, the timing and the outside batch need the room
         exhibits.save()
         _gpulock.yield_to_timing()
         timing = _time(job, candidate, problem.get_inputs, device)

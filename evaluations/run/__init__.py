@@ -11,6 +11,7 @@ from ..worker._confine import worker_environment
 from ..worker._extensions import hashed_loader, kernel_language, needs_build
 from ..worker._isolation import IsolatedResult, NoAnswer, SparePool, ask, run_isolated, start_spare
 from ..worker._worker import candidate_scope, load_module, use_caches
+from ._admission import FOOTPRINT_FACTOR, Admission, budget_of
 from ._config import RunConfig, RunSummary, default_prewarm
 from ._failures import failed_outcome, out_of_memory
 from ._judge import LABEL_UNCONFIRMED, NOT_JUDGED, Judgement, JudgeRequest, OuterClock, Ruling, outer_calls, reconcile
@@ -35,7 +36,7 @@ from ._runner import Runner
 from ._schedule import Work, after_builds
 
 __all__ = [
-    "DEFAULT_PROBLEM_ROOTS", "IsolatedResult", "JudgeRequest", "Judgement", "LABEL_UNCONFIRMED", "NOT_JUDGED",
+    "FOOTPRINT_FACTOR", "Admission", "budget_of", "DEFAULT_PROBLEM_ROOTS", "IsolatedResult", "JudgeRequest", "Judgement", "LABEL_UNCONFIRMED", "NOT_JUDGED",
     "NoAnswer", "OuterClock", "PhaseLog", "ReproduceError", "Reproduction", "Ruling", "RunConfig", "RunSummary",
     "Runner", "Span", "SparePool", "Work", "after_builds", "agreement", "ask", "assemble_record", "baseline_path",
     "candidate_scope", "check_device", "default_prewarm", "effective_info", "failed_outcome", "find_kernel",

@@ -18,6 +18,7 @@ from .._types import AlgorithmFlags, Candidate, Job, Problem
 from ..protocols._outcomes import CandidateOutcome, pacing_of
 from ..worker import _gpulock
 from ..worker._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_spare
+from ._admission import Admission, budget_of, device_bytes
 from ._config import RunConfig, RunSummary, default_prewarm
 from ._paths import effective_info, existing_record, same_environment
 from ._phases import Phase, Span
@@ -64,6 +65,11 @@ class RunnerBase:
         again alone with their problem's candidates, never counted as failed meanwhile."""
         self.alone = False
         """Set while the evaluations in ``again_alone`` run one at a time with nothing else in flight."""
+        self.admission = Admission(budget_of(device_bytes() if config.device == "cuda" else None, config.concurrent),
+                                   config.concurrent)
+        """How much of the device the workers in flight may hold (``_admission``); no limit one at a time."""
+        self._peaks: dict[str, int] = {}
+        """Problem key -> the largest peak bytes of one call its baselines measured: its workers' footprint."""
         self.say: Callable[[str], None] = lambda _: None
         """Where the run tells what it cannot wait to tell (a failed baseline, an evaluation put off): its console."""
 
@@ -79,12 +85,18 @@ class RunnerBase:
                    algorithm_flags=flags)
 
     def _isolated(self, target: str, job: Any, tag: str, timeout_s: float, phase: Phase, spare: bool = True,
-                  cancel: Any = None, answer: Any = None) -> IsolatedResult:
-        """Run ``job`` in a fresh worker (``_isolation``), its output logged under ``tag``, its span kept by phase."""
+                  cancel: Any = None, answer: Any = None, admit: bool = True) -> IsolatedResult:
+        """Run ``job`` in a fresh worker (``_isolation``), its output logged under ``tag``, its span kept by phase;
+        a worker that holds device memory first waits for room for its problem's footprint (``admission``), except
+        where ``admit`` is off (workers that must run at the same time, as parties of turns do)."""
         log = self.config.build_dir / "logs" / f"{tag}.log"
-        start = self.summary.phases.now()
-        result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
-                              spare=self._next_spare() if spare else None, answer=answer)
+        problem = getattr(getattr(job, "job", job), "problem", None)  # a judge's request holds the job it rules on
+        need = (self.admission.need(self._peaks.get(problem.key)) if admit and not self.alone and problem is not None
+                and phase in ("baseline", "candidate", "judge", "memory") else 0)
+        with self.admission.hold(need):
+            start = self.summary.phases.now()
+            result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
+                                  spare=self._next_spare() if spare else None, answer=answer)
         timing = getattr(result.value, "timing", None) if result.ok else None
         timed_ms = timing.mean_ms * timing.calls * timing.calls_per_sample if timing is not None else None
         status, error = _ended(result, phase)

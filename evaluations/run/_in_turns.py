@@ -56,7 +56,7 @@ class TakingTurns(RunnerBase):
                                         tag if party == 0 else f"{tag}-turns-{kinds[party - 1]}",
                                         2 * self.config.timeout_s, "candidate" if party == 0 else "baseline",
                                         spare=False, cancel=self.cancel if party == 0 else cancel,
-                                        answer=answer if party == 0 else None)
+                                        answer=answer if party == 0 else None, admit=False)
                 return result
             finally:
                 _turns.mark_gone(path, party)

@@ -69,6 +69,11 @@ class Runner(Preparing, TakingTurns):
         info, module = self.infos[protocol], self.protocols[protocol]
         path = baseline_path(self.config.out_dir, self.env, info, problem, kind, flags)
         record = self._reuse_baseline(path, problem, info)
+        if record is None and not flags and self._too_large(problem):
+            self._deferred_baselines.add(key)
+            self.say(f"{problem.key}: its {protocol} {flag_tag(kind, flags)} baseline {self._too_large(problem)}; "
+                     "measured alone, with its candidates, once its chunk has ended")
+            return None
         if record is None:
             # paced like the candidate: by the eager baseline of PyTorch's default flags, itself included when flagged
             needed, pacer = self._pacer(protocol, problem, None if flags else kind)
@@ -101,8 +106,24 @@ class Runner(Preparing, TakingTurns):
                                     environment=self._stamped(), timing=outcome.timing, peak_memory_bytes=peak,
                                     peak_memory_missing=missing, algorithm_flags=flag_models(flags))
             self._write(path, record)
+        self.note_peak(problem.key, record.peak_memory_bytes)
         self._baselines[key] = record
         return record
+
+    def note_peak(self, problem_key: str, peak_bytes: int | None) -> None:
+        """Keep the largest peak of one call measured for a problem (a baseline's): its workers' footprint."""
+        if peak_bytes is not None:
+            self._peaks[problem_key] = max(self._peaks.get(problem_key, 0), peak_bytes)
+
+    def _too_large(self, problem: Problem) -> str | None:
+        """Why ``problem``'s workers cannot share the device with any other (their estimated footprint exceeds what
+        all workers may hold together), or None; never while the run evaluates alone."""
+        peak = self._peaks.get(problem.key)
+        need = self.admission.need(peak)
+        if self.alone or peak is None or not self.admission.fits_beside_none(need):
+            return None
+        return (f"needs about {need / 2**30:.0f} GiB of the device ({peak / 2**30:.1f} GiB at the peak of one call), "
+                f"more than the {(self.admission.budget or 0) / 2**30:.0f} GiB that the evaluations in flight may hold")
 
     def _pacer(self, protocol: str, problem: Problem, kind: str | None = None) -> tuple[bool, BaselineRecord | None]:
         """(whether a pacer is needed, the pacer): the baseline whose calls per event pair and method
@@ -140,6 +161,10 @@ class Runner(Preparing, TakingTurns):
         evaluated once the rest are done, with ``alone`` set: the memory others held is no verdict on it)."""
         module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
         measured = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
+        too_large = self._too_large(problem)
+        if too_large:
+            self._put_off(protocol, candidate, path, f"its problem {too_large}")
+            return None
         put_off = [kind for kind in module.BASELINE_KINDS if (protocol, problem.key, kind) in self._deferred_baselines]
         if put_off and not self.alone:
             self._put_off(protocol, candidate, path, f"its problem's {' and '.join(put_off)} baseline ran out of device "

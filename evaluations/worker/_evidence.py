@@ -13,7 +13,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -117,22 +117,89 @@ def outer_inputs(get_inputs: Any, seed: int, device: torch.device) -> list[Any]:
     return draw(get_inputs, DISTRIBUTIONS[0], seed, device, on_device=True)
 
 
+FINGERPRINT_CHUNK = 1 << 24
+"""Elements of an output fingerprinted at a time: the float64 work on a large output stays this size (128 MiB per
+temporary) instead of several times the output's own."""
+WEIGHTS_KEPT = 1 << 23
+"""Outputs of at most this many elements keep their weights between fingerprints (64 MiB of float64 each); larger
+ones have theirs computed chunk by chunk each time, as the sums go."""
 _WEIGHTS: dict[tuple[Any, ...], torch.Tensor] = {}
-"""Fingerprint weights by (shape, device, output index, kind): drawn once from fixed seeds. They need no secret:
-the inputs, drawn from the runner's seed, are what no one knows ahead."""
+"""Kept fingerprint weights by (shape, device, output index, kind, memory order)."""
+_GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
+_MIX = (0xBF58476D1CE4E5B9 - (1 << 64), 0x94D049BB133111EB - (1 << 64))
 
 
-def _weights(like: torch.Tensor, j: int, k: int, order: tuple[int, ...] | None = None) -> torch.Tensor:
-    """Fixed random weights of ``like``'s shape, element by element; with ``order``, laid out as
-    ``like.permute(order)`` is, so they meet an output held in that memory order element for element."""
-    key = (tuple(like.shape), str(like.device), j, k, order)
+def _signed(value: int) -> int:
+    """``value`` modulo 2**64, as the int64 that holds those bits."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _shr(x: torch.Tensor, bits: int) -> torch.Tensor:
+    """Logical right shift of int64 values (torch's ``>>`` keeps the sign)."""
+    return (x >> bits).bitwise_and_((1 << (64 - bits)) - 1)
+
+
+def _hashed(index: torch.Tensor, j: int, k: int) -> torch.Tensor:
+    """Fixed pseudo-random weights in [0.5, 1.5) of elements by their index in the output's shape (splitmix64's
+    mixer, int64 arithmetic wrapping as it does in C): the same on every device and for any chunking. Their mean
+    is 1, so an error of one sign over many elements (an offset, a scale) moves the sums by its whole size, not by
+    a random walk of it. They need no secret: the inputs, drawn from the runner's seed, are what no one knows
+    ahead."""
+    x = index + _signed((7919 + 31 * j + k) * _GOLDEN)  # a fresh tensor: mixed in place from here
+    x.bitwise_xor_(_shr(x, 30)).mul_(_MIX[0])
+    x.bitwise_xor_(_shr(x, 27)).mul_(_MIX[1])
+    x.bitwise_xor_(_shr(x, 31))
+    return _shr(x, 11).to(torch.float64).mul_(1.0 / (1 << 53)).add_(0.5)
+
+
+def _index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
+                  device: torch.device) -> Iterator[tuple[int, int, torch.Tensor]]:
+    """``(start, stop, index)`` over an output of ``shape`` held in memory ``order`` (``like.permute(order)``
+    contiguous; None: row-major itself), in pieces of at most about :data:`FINGERPRINT_CHUNK` elements: ``index``
+    is the row-major place in ``shape`` of each element ``start:stop`` of its memory. A transposed layout's
+    index is a sum of small ranges broadcast over a block, with no division per element, so it costs what the
+    row-major one does."""
+    n = math.prod(shape)
+    if order is None:
+        for a in range(0, n, FINGERPRINT_CHUNK):
+            yield a, min(n, a + FINGERPRINT_CHUNK), torch.arange(a, min(n, a + FINGERPRINT_CHUNK), device=device)
+        return
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    dims, steps = [shape[d] for d in order], [strides[d] for d in order]  # in memory order, the last fastest
+    k, inner = len(dims), 1
+    while k > 0 and inner * dims[k - 1] <= FINGERPRINT_CHUNK:
+        k, inner = k - 1, inner * dims[k - 1]
+    if k == len(dims):  # one row of the fastest memory dimension is longer than a piece: pieces of a row
+        k, inner = k - 1, dims[-1]
+    block = torch.zeros((), dtype=torch.int64, device=device)
+    for d in range(k, len(dims)):  # the index of every element of one block of the dimensions from k on
+        block = block.unsqueeze(-1) + torch.arange(dims[d], device=device) * steps[d]
+    block = block.reshape(-1)
+    per = max(1, FINGERPRINT_CHUNK // inner)
+    rows = n // inner
+    for q0 in range(0, rows, per):
+        rem = torch.arange(q0, min(rows, q0 + per), device=device)
+        offsets = torch.zeros_like(rem)
+        for d in range(k - 1, -1, -1):
+            offsets += (rem % dims[d]) * steps[d]
+            rem = rem // dims[d]
+        if inner <= FINGERPRINT_CHUNK:
+            yield q0 * inner, q0 * inner + offsets.numel() * inner, (offsets[:, None] + block[None, :]).reshape(-1)
+            continue
+        for a in range(0, inner, FINGERPRINT_CHUNK):  # per == 1: one long row in pieces
+            yield q0 * inner + a, q0 * inner + min(inner, a + FINGERPRINT_CHUNK), offsets[0] + block[a:a + FINGERPRINT_CHUNK]
+
+
+def _weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int, k: int, index: torch.Tensor) -> torch.Tensor:
+    """Weights of output ``j`` (kind ``k``) for the elements at ``index`` in its shape (one piece of
+    :func:`_index_pieces`): kept for an output of at most :data:`WEIGHTS_KEPT` elements (then one piece holds
+    them all), made afresh for a larger one."""
+    if math.prod(shape) > WEIGHTS_KEPT:
+        return _hashed(index, j, k)
+    key = (shape, str(index.device), j, k, order)
     if key not in _WEIGHTS:
-        if order is None:
-            g = torch.Generator(device=like.device).manual_seed(7919 + 31 * j + k)
-            _WEIGHTS[key] = torch.rand(like.shape, generator=g, device=like.device, dtype=torch.float64) * 2 - 1
-        else:  # kept in this order alone: the weights of a large output are as large as it is, twice over
-            _WEIGHTS[key] = _weights(like, j, k).permute(order).contiguous()
-            del _WEIGHTS[key[:-1] + (None,)]
+        _WEIGHTS[key] = _hashed(index, j, k)
     return _WEIGHTS[key]
 
 
@@ -146,24 +213,29 @@ def memory_order(y: torch.Tensor) -> tuple[int, ...] | None:
 
 
 def fingerprint(outs: list[Any]) -> torch.Tensor:
-    """Two numbers per output: sum(w1 * y) and sum(w2 * y * |y|) over fixed random weights. The second is not
-    linear in the output, so it cannot be had more cheaply than by computing the whole output.
+    """Two numbers per output: sum(w1 * y) and sum(w2 * y * |y|) over fixed pseudo-random weights, in float64. The
+    second is not linear in the output, so it cannot be had more cheaply than by computing the whole output.
 
     An output in another memory order than its shape's (a transposed view) is read in its own order, against
     weights laid out the same way: the numbers are the same sums, and the cost of fingerprinting does not depend
-    on the layout (the outside clock compares it with the cost for the reference's layout)."""
+    on the layout (the outside clock compares it with the cost for the reference's layout). A large output is
+    summed :data:`FINGERPRINT_CHUNK` elements at a time, so fingerprinting it needs little memory beside it."""
     values = []
     for j, o in enumerate(outs):
         if not isinstance(o, torch.Tensor):
             raise TypeError(f"output {j} is not a tensor")
-        y = o.detach().as_subclass(torch.Tensor).to(torch.float64)
+        y = o.detach().as_subclass(torch.Tensor)
         order = memory_order(y)
         if order is None and not y.is_contiguous():
             y = y.contiguous()
-        w1, w2 = _weights(y, j, 0, order), _weights(y, j, 1, order)
-        if order is not None:
-            y = y.permute(order)
-        values += [(w1 * y).sum(), (w2 * y * y.abs()).sum()]
+        flat = (y.permute(order) if order is not None else y).reshape(-1)  # a view: contiguous in that order
+        shape = tuple(y.shape)
+        s1 = s2 = torch.zeros((), dtype=torch.float64, device=y.device)
+        for a, b, index in _index_pieces(shape, order, y.device):
+            part = flat[a:b].to(torch.float64)
+            s1 = s1 + (_weights(shape, order, j, 0, index) * part).sum()
+            s2 = s2 + (_weights(shape, order, j, 1, index) * part * part.abs()).sum()
+        values += [s1, s2]
     return torch.stack(values) if values else torch.zeros(0, dtype=torch.float64)
 
 
@@ -231,14 +303,20 @@ def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch
 
 
 def _bound(ref: torch.Tensor, tol: torch.Tensor, j: int) -> tuple[float, float, float, float]:
-    """Reference fingerprints of output ``j`` and the differences the tolerance allows (``Z`` deviations)."""
-    r = ref.to(torch.float64)
-    w1, w2 = _weights(r, j, 0), _weights(r, j, 1)
-    t = tol.to(torch.float64)
-    ref1, ref2 = float((w1 * r).sum()), float((w2 * r * r.abs()).sum())
-    allow1 = Z * float(((w1 * t) ** 2).sum().sqrt()) + 1e-9 * float((w1 * r).abs().sum())
-    allow2 = Z * float(((w2 * (2 * r.abs() * t + t * t)) ** 2).sum().sqrt()) + 1e-9 * float((w2 * r * r.abs()).abs().sum())
-    return ref1, ref2, allow1, allow2
+    """Reference fingerprints of output ``j`` and the differences the tolerance allows (``Z`` deviations), summed
+    :data:`FINGERPRINT_CHUNK` elements at a time."""
+    r_all = ref.contiguous().reshape(-1)
+    t_all = torch.broadcast_to(tol, ref.shape).contiguous().reshape(-1)
+    shape = tuple(ref.shape)
+    sums = torch.zeros(6, dtype=torch.float64, device=ref.device)
+    for a, b, index in _index_pieces(shape, None, ref.device):
+        r, t = r_all[a:b].to(torch.float64), t_all[a:b].to(torch.float64)
+        w1, w2 = _weights(shape, None, j, 0, index), _weights(shape, None, j, 1, index)
+        lin, sq = w1 * r, w2 * r * r.abs()
+        sums += torch.stack([lin.sum(), sq.sum(), ((w1 * t) ** 2).sum(), ((w2 * (2 * r.abs() * t + t * t)) ** 2).sum(),
+                             lin.abs().sum(), sq.abs().sum()])
+    ref1, ref2, var1, var2, abs1, abs2 = sums.tolist()
+    return ref1, ref2, Z * math.sqrt(var1) + 1e-9 * abs1, Z * math.sqrt(var2) + 1e-9 * abs2
 
 
 def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[torch.Tensor]]], get_inputs: Any,

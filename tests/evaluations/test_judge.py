@@ -306,3 +306,16 @@ def test_the_judge_rules_on_kept_outputs_and_calls_missing_ones_missing(tmp_path
     assert [(r.name, r.passed, r.missing) for r in out.rulings] == [("t0", True, False), ("t1", False, True),
                                                                      ("t2", False, False)]
     assert out.trials_room == 3
+
+
+def test_an_output_larger_than_a_chunk_has_the_same_fingerprint_in_any_memory_order():
+    """Past 16M elements an output is summed chunk by chunk against weights made for each chunk (a ReLU of
+    KernelBench's 6.4 GB input was fingerprinted with five times its size in float64 beside it): the numbers stay
+    those of its values, whichever order its memory holds them in, and a small offset still moves them."""
+    x = torch.randn(3, 1400, 4100)  # 17.2M elements: two chunks, weights not kept
+    held_transposed = x.permute(2, 1, 0).contiguous().permute(2, 1, 0)
+    assert memory_order(held_transposed) == (2, 1, 0)
+    same = fingerprint([x]), fingerprint([held_transposed])
+    assert torch.allclose(*same, rtol=1e-9, atol=0)
+    shifted = fingerprint([x + 1e-3])
+    assert (shifted[0] - same[0][0]).item() > 0.9e-3 * x.numel()  # the weights' mean is 1

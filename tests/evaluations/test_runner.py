@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -755,3 +756,88 @@ def test_a_build_that_fails_beside_its_chunks_baselines_is_its_candidates_compil
     assert by_problem[1].status == "correct"
     assert by_problem[3].status == "compile_error"
     assert "subcommand failed" in (by_problem[3].error or "")
+
+
+# --- admission: what the workers in flight may hold of the device -------------------------------------------------
+
+def test_admission_never_holds_more_than_its_budget_and_serves_workers_in_the_order_they_asked():
+    from evaluations.run import Admission
+
+    admission = Admission(budget=100, concurrent=4)
+    order, peak, lock = [], [0], threading.Lock()
+
+    def worker(name: str, need: int, start: threading.Event) -> None:
+        start.wait()
+        with admission.hold(need):
+            with lock:
+                order.append(name)
+                peak[0] = max(peak[0], admission.held)
+            time.sleep(0.05)
+
+    first = threading.Event()
+    threads = [threading.Thread(target=worker, args=("big-60", 60, first))]
+    threads[0].start()
+    first.set()
+    time.sleep(0.01)  # the first holds 60: the large one behind it waits, and the small ones behind that wait for it
+    for name, need in (("large-70", 70), ("small-10a", 10), ("small-10b", 10)):
+        started = threading.Event()
+        threads.append(threading.Thread(target=worker, args=(name, need, started)))
+        threads[-1].start()
+        started.set()
+        time.sleep(0.01)
+    for t in threads:
+        t.join(5)
+    assert order == ["big-60", "large-70", "small-10a", "small-10b"]  # nobody slipped past the large one
+    assert peak[0] <= 100 and admission.held == 0 and admission.in_flight == 0
+
+
+def test_admission_lets_a_worker_without_memory_pass_and_one_alone_in_whatever_its_estimate():
+    from evaluations.run import FOOTPRINT_FACTOR, Admission, budget_of
+
+    assert budget_of(None, 6) is None and budget_of(100 << 30, 1) is None
+    assert budget_of(140 << 30, 6) == (140 - 6) << 30  # a gibibyte a worker for its CUDA context
+    admission = Admission(budget=100, concurrent=4)
+    assert admission.need(None) == 25 and admission.need(5) == 5 * FOOTPRINT_FACTOR
+    assert admission.fits_beside_none(101) and not admission.fits_beside_none(100)
+    with admission.hold(100), admission.hold(0):  # a build holds no device memory: it never waits
+        assert admission.held == 100
+    unlimited = Admission(budget=None, concurrent=4)
+    with unlimited.hold(10**15):
+        assert not unlimited.fits_beside_none(10**15)
+
+
+def test_a_problem_too_large_to_share_the_device_is_evaluated_alone_from_the_start(tmp_path, fixtures_dir, capsys):
+    """A problem whose calls peak at gigabytes (its baselines measured it) is not tried beside others, where it
+    would run out of memory and take others with it: it is put off at once and evaluated alone, and says so."""
+    from evaluations import capture_environment, load_inputs
+    from evaluations.run import Admission, RunConfig, Runner
+
+    problems = tmp_path / "problems"
+    problems.mkdir()
+    for name in ("1_tiny_relu.py", "2_tiny_add.py"):
+        shutil.copy(fixtures_dir / "problems" / name, problems)
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "2_tiny_add.py"))
+    loaded = load_inputs(problems, cands, model="fixture-model")
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       progress=False, concurrent=2)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    runner.admission = Admission(budget=16 << 30, concurrent=2)  # a 16 GiB device, as NVML would tell on a GPU
+    runner.say = print
+    keys = {c.problem_key.split("/")[-1]: c for c in runner.candidates}
+    runner.note_peak(keys["1"].problem_key, 3 << 30)  # 3 GiB at the peak of one call: 24 GiB estimated
+    runner.note_peak(keys["2"].problem_key, 1 << 20)
+    try:
+        shared = {c.problem_key: runner.evaluate("standard", c, tmp_path / f"{c.problem_key.replace('/', '_')}.json")
+                  for c in runner.candidates}
+        assert shared[keys["1"].problem_key] is None and shared[keys["2"].problem_key].status == "correct"
+        assert [c.problem_key for _, c, _ in runner.again_alone] == [keys["1"].problem_key]
+        printed = capsys.readouterr().out
+        assert "needs about 24 GiB of the device (3.0 GiB at the peak of one call), more than the 16 GiB" in printed
+        again = list(runner.again_alone)
+        runner.alone = True
+        record = runner.evaluate(*again[0])
+        assert record is not None and record.status == "correct"
+        assert any("needs about 24 GiB" in n and "evaluated again alone" in n for n in record.notes), record.notes
+    finally:
+        runner.close()

@@ -420,3 +420,16 @@ def test_a_graph_reusing_one_output_buffer_is_judged_by_the_last_calls_answer(mo
     assert graphs._work_outside_capture(_StandInGraph(replay), outs, call, sets) is None  # type: ignore[arg-type]
     evidence = graphs._work_outside_capture(_StandInGraph(lambda: None), outs, call, sets)  # type: ignore[arg-type]
     assert evidence is not None and "input set 2" in evidence
+
+
+def test_the_output_kept_for_each_timing_set_counts_toward_their_number():
+    """KernelBench's current L1/9 multiplies 8 MB of inputs into a 4 GiB output: sized by its inputs alone, its
+    timing rotated 16 sets and kept 16 outputs (a worker held 124 GiB of an H200); with the outputs counted, it
+    rotates the fewest sets, while a problem whose sets are small still gets the most."""
+    from evaluations.protocols.verified import Settings, set_count
+
+    settings = Settings.of({"seed": 3})
+    inputs = [torch.empty(32768, 32, device="meta"), torch.empty(32, 32768, device="meta")]
+    assert set_count(inputs, settings) == 16
+    assert set_count(inputs, settings, output_bytes=32768 * 32768 * 4) == 2
+    assert set_count(inputs, settings, output_bytes=4096 * 4) == 16

@@ -65,7 +65,7 @@ _PARTS: dict[str, tuple[str, ...]] = {
     "_provenance": ("watch_thread_starts",),
     "_reference": ("References",),
     "_scan": ("scan",),
-    "_setup": ("Settings", "build_reference", "timing_sets", "to_device"),
+    "_setup": ("Settings", "build_reference", "set_count", "timing_sets", "to_device"),
     "_shapes": ("held_out_value", "size_constants", "with_value"),
     "_sol": ("SOL_MARGIN",),
     "_stats": (

@@ -15,6 +15,7 @@ from ...worker._worker import ProblemModule, load_candidate, load_problem
 from .._outcomes import BaselineOutcome, CandidateOutcome
 from . import BASELINE_KINDS, _candidate, _judging
 from ._distributions import DISTRIBUTIONS, draw
+from ._integrity import outputs_of
 from ._reference import float32_mode
 from ._setup import (
     Settings,
@@ -22,6 +23,7 @@ from ._setup import (
     configure,
     seed_all,
     set_algorithm_flags,
+    tensor_bytes,
     timing_sets,
     to_device,
 )
@@ -81,10 +83,10 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
         model, settings, problem = _baseline_model(job, device)
         _gpulock.yield_to_timing()
         inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
-        peak = _peak_of_one_call(model, inputs) if device.type == "cuda" else None
+        peak, output_bytes = _peak_of_one_call(model, inputs, device)
         del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
         _gpulock.yield_to_timing()
-        sets = timing_sets(problem.get_inputs, settings, device)
+        sets = timing_sets(problem.get_inputs, settings, device, output_bytes)
         model(*sets[0])
         _gpulock.yield_to_timing()
         return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan, module=model).stats, peak
@@ -96,14 +98,17 @@ def run_baseline(job: Job) -> BaselineOutcome:
     return BaselineOutcome(kind=str(job.baseline_kind), timing=timing, peak_memory_bytes=peak)
 
 
-def _peak_of_one_call(model: torch.nn.Module, inputs: list) -> int:
-    """Peak device bytes allocated during one call, after a warm-up call (lazy initialisation is not the call's)."""
+def _peak_of_one_call(model: torch.nn.Module, inputs: list, device: torch.device) -> tuple[int | None, int]:
+    """Peak device bytes allocated during one call, after a warm-up call (lazy initialisation is not the call's;
+    None off the GPU), and the bytes of that call's outputs."""
     model(*inputs)
+    if device.type != "cuda":
+        return None, tensor_bytes(outputs_of(model(*inputs)))
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    model(*inputs)
+    output_bytes = tensor_bytes(outputs_of(model(*inputs)))
     torch.cuda.synchronize()
-    return int(torch.cuda.max_memory_allocated())
+    return int(torch.cuda.max_memory_allocated()), output_bytes
 
 
 def measure_memory(job: Job) -> int | None:
@@ -125,4 +130,4 @@ def measure_memory(job: Job) -> int | None:
             model, settings, problem = _baseline_model(job, device)
         _gpulock.yield_to_timing()
         inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
-        return _peak_of_one_call(model, inputs)
+        return _peak_of_one_call(model, inputs, device)[0]

@@ -15,7 +15,8 @@ from ._integrity import ALGORITHM_FLAGS
 SEEDS_PER_DISTRIBUTION = 3
 """Fresh seeds drawn for each hidden distribution."""
 SET_BYTES_BUDGET = 2 << 30
-"""Device memory spent on rotated timing input sets."""
+"""Device memory spent on rotated timing input sets and the output kept for each (an output of 4 GiB from 8 MB of
+inputs counts as 4 GiB a set)."""
 MAX_SETS = 16
 MIN_SETS = 2
 
@@ -85,19 +86,26 @@ def to_device(values: Any, device: torch.device) -> list[Any]:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def set_count(one_set: list[Any], settings: Settings) -> int:
-    """How many input sets to rotate through during timing, from their size."""
+def tensor_bytes(values: Any) -> int:
+    """Bytes of the tensors among ``values`` (a list, or one tensor)."""
+    items = values if isinstance(values, (list, tuple)) else [values]
+    return sum(v.numel() * v.element_size() for v in items if isinstance(v, torch.Tensor))
+
+
+def set_count(one_set: list[Any], settings: Settings, output_bytes: int = 0) -> int:
+    """How many input sets to rotate through during timing, from the size of a set and of the output the timing
+    keeps for each (``output_bytes``)."""
     if settings.input_sets is not None:
         return max(1, settings.input_sets)
-    nbytes = sum(v.numel() * v.element_size() for v in one_set if isinstance(v, torch.Tensor))
+    nbytes = tensor_bytes(one_set) + output_bytes
     return max(MIN_SETS, min(MAX_SETS, SET_BYTES_BUDGET // max(nbytes, 1)))
 
 
-def timing_sets(get_inputs: Any, settings: Settings, device: torch.device) -> list[list[Any]]:
+def timing_sets(get_inputs: Any, settings: Settings, device: torch.device, output_bytes: int = 0) -> list[list[Any]]:
     """The input sets a timing rotates through: D1 draws under the timing seeds, as many as
-    :func:`set_count` allows for inputs of their size (the first set is drawn once and kept), made
+    :func:`set_count` allows for inputs and outputs of their size (the first set is drawn once and kept), made
     on the device (the correctness trials' draws are made on the host)."""
     seeds = settings.extra_seeds[1:]
     first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device, on_device=True)
-    count = min(set_count(first, settings), len(seeds))
+    count = min(set_count(first, settings, output_bytes), len(seeds))
     return [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device, on_device=True) for s in seeds[1:count]]

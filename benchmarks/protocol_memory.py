@@ -1,0 +1,117 @@
+"""How much memory one evaluation takes beside its problem's own data, per protocol.
+
+A worker that holds many times its problem's inputs and outputs takes the device from every other evaluation
+sharing it: on the H200 one ReLU of KernelBench's 6.4 GB input held 115 GiB, so the evaluations of such problems
+could not run beside each other. This benchmark evaluates one candidate (``torch.relu`` of a large input, and a
+matrix product whose 8 MB of inputs make a large output, as KernelBench's L1/9 does) with ``kverdict eval``, once
+per protocol, and prints the peak resident size of the largest process the run started (a worker: the
+candidate's, its judge's, a baseline's) as a multiple of one call's bytes (its inputs and its output).
+
+On the CPU, resident memory stands for the device's: the same tensors are made and let go, without the CUDA
+allocator's cache. Run it on CUDA (``--device cuda``) to read device memory through the same lens of the host.
+
+    python3 benchmarks/protocol_memory.py [--mib 256] [--protocols standard,verified] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBLEMS = {
+    "1_relu": ("x = torch.relu(x)", "[torch.randn({n})]", lambda n: 2 * 4 * n),
+    "2_outer": ("x = torch.matmul(a, b)", "[torch.rand({m}, 32), torch.rand(32, {m})]", lambda m: 4 * (m * m + 64 * m)),
+}
+"""Problem -> (its forward's body, its inputs by size, one call's bytes by size)."""
+
+
+def _sizes(mib: int) -> dict[str, int]:
+    """The size parameter of each problem that makes one call hold about ``mib`` MiB."""
+    n = mib * 2**20 // 8  # relu: input and output, float32
+    m = int((mib * 2**20 / 4) ** 0.5)  # outer: an m x m float32 output
+    return {"1_relu": n, "2_outer": m}
+
+
+def _write(folder: Path, mib: int) -> dict[str, int]:
+    """Problems and candidates of the two kinds in ``folder``; returns one call's bytes of each."""
+    (folder / "problems").mkdir(parents=True)
+    (folder / "candidates").mkdir()
+    call_bytes = {}
+    for (name, (body, inputs, nbytes)), size in zip(PROBLEMS.items(), _sizes(mib).values(), strict=True):
+        args = "a, b" if "matmul" in body else "x"
+        get = inputs.format(n=size, m=size)
+        source = textwrap.dedent(f"""\
+            import torch
+            import torch.nn as nn
+
+            class Model(nn.Module):
+                def forward(self, {args}):
+                    {body}
+                    return x
+
+            def get_inputs():
+                return {get}
+
+            def get_init_inputs():
+                return []
+            """)
+        (folder / "problems" / f"{name}.py").write_text(source, encoding="utf-8")
+        (folder / "candidates" / f"{name}.py").write_text(source.replace("class Model(", "class ModelNew("),
+                                                          encoding="utf-8")
+        call_bytes[name] = nbytes(size)
+    return call_bytes
+
+
+def _peak_of_run(folder: Path, name: str, protocol: str, device: str) -> tuple[int, int]:
+    """(peak resident bytes of the largest process of one ``kverdict eval`` run, its exit status)."""
+    script = textwrap.dedent(f"""\
+        import resource, subprocess, sys
+        rc = subprocess.call([sys.executable, "-m", "evaluations.cli", "eval", "--problems", {str(folder / 'problems')!r},
+                              "--candidates", {str(folder / 'candidates')!r}, "--only", {name!r},
+                              "--protocol", {protocol!r}, "--device", {device!r}, "--out", {str(folder / 'records')!r},
+                              "--build-dir", {str(folder / 'build')!r}, "--model", "bench", "--no-progress"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, rc)
+        """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    peak, rc = out.stdout.split()
+    return int(peak), int(rc)
+
+
+def _idle_worker_bytes() -> int:
+    """Resident size of a Python process that imported torch and nothing more: the floor under every worker."""
+    out = subprocess.run([sys.executable, "-c", "import resource, torch; "
+                          "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--mib", type=int, default=256, help="one call's inputs and output, about (default 256)")
+    p.add_argument("--protocols", default="standard,verified")
+    p.add_argument("--device", default="cpu")
+    args = p.parse_args()
+    floor = _idle_worker_bytes()
+    print(f"one call about {args.mib} MiB; a worker with torch imported holds {floor / 2**20:.0f} MiB before any of it")
+    print(f"{'problem':<10} {'protocol':<9} {'one call':>9} {'largest process':>16} {'beyond torch':>13} {'x call':>7}")
+    for protocol in args.protocols.split(","):
+        with tempfile.TemporaryDirectory(prefix="kv-mem-") as tmp:
+            call_bytes = _write(Path(tmp), args.mib)
+            for name, nbytes in call_bytes.items():
+                peak, rc = _peak_of_run(Path(tmp), name, protocol, args.device)
+                beyond = max(0, peak - floor)
+                print(f"{name:<10} {protocol:<9} {nbytes / 2**20:7.0f} M {peak / 2**20:14.0f} M {beyond / 2**20:11.0f} M "
+                      f"{beyond / nbytes:7.1f}" + (f"  (eval exited {rc})" if rc else ""))
+
+
+if __name__ == "__main__":
+    main()
