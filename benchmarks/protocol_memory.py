@@ -8,7 +8,9 @@ per protocol, and prints the peak resident size of the largest process the run s
 candidate's, its judge's, a baseline's) as a multiple of one call's bytes (its inputs and its output).
 
 On the CPU, resident memory stands for the device's: the same tensors are made and let go, without the CUDA
-allocator's cache. Run it on CUDA (``--device cuda``) to read device memory through the same lens of the host.
+allocator's cache. On CUDA (``--device cuda``) the figure is device memory: the most that any one process held on
+the GPU, sampled through NVML every 0.1 s while the run goes (its CUDA context and the allocator's cache
+included, which is what the device must have room for).
 
     python3 benchmarks/protocol_memory.py [--mib 256] [--protocols standard,verified] [--device cpu]
 """
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,8 +72,34 @@ def _write(folder: Path, mib: int) -> dict[str, int]:
     return call_bytes
 
 
+class _DevicePeak:
+    """The most device memory any one process held while it runs, read through NVML on a thread."""
+
+    def __init__(self) -> None:
+        import pynvml
+
+        pynvml.nvmlInit()
+        self._nvml, self._handle = pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
+        self.peak, self._stop = 0, threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.1):
+            for proc in self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handle):
+                self.peak = max(self.peak, int(proc.usedGpuMemory or 0))
+
+    def __enter__(self) -> _DevicePeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(2)
+
+
 def _peak_of_run(folder: Path, name: str, protocol: str, device: str) -> tuple[int, int]:
-    """(peak resident bytes of the largest process of one ``kverdict eval`` run, its exit status)."""
+    """(peak bytes of the largest process of one ``kverdict eval`` run: resident on the CPU, on the GPU its device
+    memory; the run's exit status)."""
     script = textwrap.dedent(f"""\
         import resource, subprocess, sys
         rc = subprocess.call([sys.executable, "-m", "evaluations.cli", "eval", "--problems", {str(folder / 'problems')!r},
@@ -80,10 +109,14 @@ def _peak_of_run(folder: Path, name: str, protocol: str, device: str) -> tuple[i
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, rc)
         """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
-    peak, rc = out.stdout.split()
-    return int(peak), int(rc)
+    run = lambda: subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,  # noqa: E731
+                                 check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if device != "cuda":
+        peak, rc = run().stdout.split()
+        return int(peak), int(rc)
+    with _DevicePeak() as watch:
+        rc = run().stdout.split()[1]
+    return watch.peak, int(rc)
 
 
 def _idle_worker_bytes() -> int:
@@ -100,8 +133,9 @@ def main() -> None:
     p.add_argument("--protocols", default="standard,verified")
     p.add_argument("--device", default="cpu")
     args = p.parse_args()
-    floor = _idle_worker_bytes()
-    print(f"one call about {args.mib} MiB; a worker with torch imported holds {floor / 2**20:.0f} MiB before any of it")
+    floor = _idle_worker_bytes() if args.device != "cuda" else 0
+    print(f"one call about {args.mib} MiB on {args.device}; " + (f"a worker with torch imported holds {floor / 2**20:.0f} "
+          "MiB before any of it" if floor else "device memory per process, its CUDA context included"))
     print(f"{'problem':<10} {'protocol':<9} {'one call':>9} {'largest process':>16} {'beyond torch':>13} {'x call':>7}")
     for protocol in args.protocols.split(","):
         with tempfile.TemporaryDirectory(prefix="kv-mem-") as tmp:

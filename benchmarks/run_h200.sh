@@ -20,6 +20,7 @@
 # SELF_ARGS adds options to benchmarks/self_speedup.py (e.g. --essential-only, --retry-errors); passes
 # separated by ';' run one after another (e.g. "--keys L3/43,L3/44;--bundle /dev/null" then the own suite).
 # throughput (not in the default): benchmarks/throughput.py's cold slice (TP_EVERY, TP_BUNDLE, TP_S, TP_TAG).
+# protomem (not in the default): benchmarks/protocol_memory.py on the device, one call of MEM_MIB MiB.
 set -u
 cd "$(dirname "$0")/.."
 OUT="${OUT:-.data/out}"
@@ -32,7 +33,7 @@ pack() { tar czf "$OUT/records.tgz" records/h200 records/_audits $(ls records/MA
         tar czf "$OUT/logs.tgz" -C "$OUT" logs; }
 left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
-GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_gpu_graph.py tests/evaluations/test_gpu_timing.py tests/evaluations/test_gpu_zoo_graphs.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py}"  # no site deps
+GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_gpu_graph.py tests/evaluations/test_gpu_timing.py tests/evaluations/test_gpu_zoo_graphs.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py tests/evaluations/test_verified_12.py}"  # no site deps
 KV="python3 -m evaluations.cli eval --device cuda --out records --timeout 200 --no-progress"
 SAMPLE_KEYS="L1/1,L1/6,L1/11,L1/16,L1/21,L1/26,L1/31,L1/36,L1/41,L1/46,L1/51,L1/56,L1/61,L1/66,L1/71,L1/76,L1/81,L1/86,L1/91,L1/96,L2/1,L2/6,L2/11,L2/16,L2/21,L2/26,L2/31,L2/36,L2/41,L2/46,L2/51,L2/56,L2/61,L2/66,L2/71,L2/76,L2/81,L2/86,L2/91,L2/96,L3/1,L3/6,L3/11,L3/16,L3/21,L3/26,L3/31,L3/36,L3/41,L3/46"
 STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(zoo selfspeed audit gputests cudal1)
@@ -125,6 +126,12 @@ for s in "${STEPS[@]}"; do
       step "order or instance: A B B A timings of ${DRIFT_KEYS:-}"
       OUT="$OUT" timeout "$(left)" python3 benchmarks/timing_drift.py --bundle .data/h100.jsonl --keys "${DRIFT_KEYS:?set DRIFT_KEYS}" \
         ${DRIFT_ARGS:-} > "$LOGS/timing_drift.log" 2>&1; cat "$LOGS/timing_drift.log" ;;
+    protomem)
+      # the largest worker's device-memory peak per protocol, by one call's size (benchmarks/protocol_memory.py):
+      # what the runner's admission by memory assumes (evaluations/run/_admission.py, FOOTPRINT_FACTOR)
+      step "$s (one call of ${MEM_MIB:-2048} MiB, both protocols)"
+      timeout -k 5 "$(left)" python3 benchmarks/protocol_memory.py --device cuda --mib "${MEM_MIB:-2048}" \
+        > "$LOGS/protocol_memory.log" 2>&1; cat "$LOGS/protocol_memory.log" ;;
     extdiag)
       # issue 17: what a built extension costs a fresh process (benchmarks/ext_reload.py), EXT_KEYS' CUDA-L1 rows
       step "$s (built extensions reloaded in fresh processes: ${EXT_KEYS:-L1/27,L1/50})"

@@ -36,7 +36,8 @@ from ._runner import Runner
 from ._schedule import Work, after_builds
 
 __all__ = [
-    "FOOTPRINT_FACTOR", "Admission", "budget_of", "DEFAULT_PROBLEM_ROOTS", "IsolatedResult", "JudgeRequest", "Judgement", "LABEL_UNCONFIRMED", "NOT_JUDGED",
+    "FOOTPRINT_FACTOR", "Admission", "budget_of",
+    "DEFAULT_PROBLEM_ROOTS", "IsolatedResult", "JudgeRequest", "Judgement", "LABEL_UNCONFIRMED", "NOT_JUDGED",
     "NoAnswer", "OuterClock", "PhaseLog", "ReproduceError", "Reproduction", "Ruling", "RunConfig", "RunSummary",
     "Runner", "Span", "SparePool", "Work", "after_builds", "agreement", "ask", "assemble_record", "baseline_path",
     "candidate_scope", "check_device", "default_prewarm", "effective_info", "failed_outcome", "find_kernel",

@@ -6,7 +6,7 @@ level 1 has inputs and outputs of 4-13 GB) makes a worker hold many times one ca
 inputs, reference and candidate outputs, its timing's input sets and the outputs it keeps for them, the outside
 batch. Beside others such a worker runs out of memory, and so do they; each attempt costs the run tens of seconds
 and ends in an evaluation put off to be done again alone. So the runner estimates each problem's footprint from the
-peak bytes of one call that its baselines measured (:data:`FOOTPRINT_FACTOR` times the largest), admits a worker only
+peak bytes of one call that its baselines measured (:data:`FOOTPRINT_FACTOR` times the largest, by job), admits a worker only
 while the estimates in flight fit the device's memory (:class:`Admission`), and puts off at once, to be evaluated
 alone, what cannot fit beside anything. A problem with no measured peak yet counts as an equal share of the device.
 An estimate that is too low still ends in the out-of-memory path it replaces; one too high only costs concurrency.
@@ -20,11 +20,14 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-FOOTPRINT_FACTOR = 8
-"""A worker's device footprint, in peak bytes of one call of its problem's baselines. On the H200 (session 27)
-workers of the largest problems held 9x (standard, a ReLU of 6.4 GB) and 29x (verified, a product of 8 MB into
-4 GiB, whose timing then kept an output for each of 16 input sets) before the verified timing counted outputs in
-its sets and the fingerprint summed large outputs in pieces."""
+FOOTPRINT_FACTOR = {"candidate": 8, "judge": 8, "baseline": 4, "memory": 2}
+"""A worker's device footprint by its job, in peak bytes of one call of its problem's baselines: a candidate's or
+a judge's worker holds its trials' inputs, reference outputs (a float64 one among them) and the candidate's, then
+the timing's sets and their outputs; a baseline's, one call and the timing's sets; a memory measurement, one call
+and its warm-up. Estimates, to be read against ``benchmarks/protocol_memory.py --device cuda``: on the H200
+(session 27) workers of the largest problems held 9x (standard, a ReLU of 6.4 GB) and 29x (verified, a product of
+8 MB into 4 GiB, whose timing then kept an output for each of 16 input sets) before the verified timing counted
+outputs in its sets and the fingerprint summed large outputs in pieces."""
 CONTEXT_BYTES = 1 << 30
 """Device memory each worker's CUDA context and allocator slack take beyond its tensors."""
 
@@ -67,12 +70,12 @@ class Admission:
         self._queue: deque[object] = deque()
         self._ready = threading.Condition()
 
-    def need(self, peak_bytes: int | None) -> int:
-        """Estimated footprint of a worker whose problem's one call peaks at ``peak_bytes`` (None: not yet
-        measured, an equal share of the budget)."""
+    def need(self, peak_bytes: int | None, job: str = "candidate") -> int:
+        """Estimated footprint of a worker of ``job`` (a phase: candidate, judge, baseline, memory) whose problem's
+        one call peaks at ``peak_bytes`` (None: not yet measured, an equal share of the budget)."""
         if peak_bytes is None:
             return self.share or 0
-        return FOOTPRINT_FACTOR * peak_bytes
+        return FOOTPRINT_FACTOR.get(job, max(FOOTPRINT_FACTOR.values())) * peak_bytes
 
     def fits_beside_none(self, need: int) -> bool:
         """Whether ``need`` exceeds the whole budget: such an evaluation runs alone or not at all."""

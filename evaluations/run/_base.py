@@ -91,8 +91,8 @@ class RunnerBase:
         where ``admit`` is off (workers that must run at the same time, as parties of turns do)."""
         log = self.config.build_dir / "logs" / f"{tag}.log"
         problem = getattr(getattr(job, "job", job), "problem", None)  # a judge's request holds the job it rules on
-        need = (self.admission.need(self._peaks.get(problem.key)) if admit and not self.alone and problem is not None
-                and phase in ("baseline", "candidate", "judge", "memory") else 0)
+        need = (self.admission.need(self._peaks.get(problem.key), phase) if admit and not self.alone
+                and problem is not None and phase in ("baseline", "candidate", "judge", "memory") else 0)
         with self.admission.hold(need):
             start = self.summary.phases.now()
             result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,

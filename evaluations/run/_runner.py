@@ -119,7 +119,7 @@ class Runner(Preparing, TakingTurns):
         """Why ``problem``'s workers cannot share the device with any other (their estimated footprint exceeds what
         all workers may hold together), or None; never while the run evaluates alone."""
         peak = self._peaks.get(problem.key)
-        need = self.admission.need(peak)
+        need = self.admission.need(peak, "candidate")  # the largest of its workers' footprints
         if self.alone or peak is None or not self.admission.fits_beside_none(need):
             return None
         return (f"needs about {need / 2**30:.0f} GiB of the device ({peak / 2**30:.1f} GiB at the peak of one call), "

@@ -797,7 +797,8 @@ def test_admission_lets_a_worker_without_memory_pass_and_one_alone_in_whatever_i
     assert budget_of(None, 6) is None and budget_of(100 << 30, 1) is None
     assert budget_of(140 << 30, 6) == (140 - 6) << 30  # a gibibyte a worker for its CUDA context
     admission = Admission(budget=100, concurrent=4)
-    assert admission.need(None) == 25 and admission.need(5) == 5 * FOOTPRINT_FACTOR
+    assert admission.need(None) == 25 and admission.need(5) == 5 * FOOTPRINT_FACTOR["candidate"]
+    assert admission.need(5, "memory") < admission.need(5, "baseline") < admission.need(5, "judge")
     assert admission.fits_beside_none(101) and not admission.fits_beside_none(100)
     with admission.hold(100), admission.hold(0):  # a build holds no device memory: it never waits
         assert admission.held == 100
