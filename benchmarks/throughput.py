@@ -53,8 +53,9 @@ def quantile(values: list[float], q: float) -> float:
 
 
 def per_candidate(spans: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
-    """Candidate wall time, its wait for the shared GPU lock, and the overhead beyond its timed work and that
-    wait, per protocol (from span labels; the wait figures are None for stats files that did not keep it)."""
+    """Candidate wall time, its wait for the shared GPU lock and for room on the device (admission by memory), and
+    the overhead beyond its timed work and those waits, per protocol (from span labels; the wait figures are None
+    for stats files that did not keep them)."""
     out: dict[str, dict[str, float | None]] = {}
     for protocol in ("standard", "verified"):
         mine = [s for s in spans if s["phase"] == "candidate" and s["label"].startswith(f"eval-{protocol}-")]
@@ -62,7 +63,7 @@ def per_candidate(spans: list[dict[str, Any]]) -> dict[str, dict[str, float | No
             continue
         walls = [s["end_s"] - s["start_s"] for s in mine]
         kept = all("waited_s" in s for s in mine)
-        waits = [s.get("waited_s", 0.0) for s in mine]
+        waits = [s.get("waited_s", 0.0) + s.get("admitted_s", 0.0) for s in mine]
         over = [w - (s["timed_ms"] or 0.0) / 1000 - wait for w, s, wait in zip(walls, mine, waits, strict=True)]
         timed = [(s["timed_ms"] or 0.0) / 1000 for s in mine]
         out[protocol] = {"candidates": len(mine), "wall_median_s": statistics.median(walls),

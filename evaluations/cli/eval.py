@@ -220,12 +220,13 @@ def write_stats(path: Path, summary: Any) -> None:
 
 def phase_lines(summary: Any) -> list[str]:
     """One line per phase: jobs, wall seconds in progress, worker-seconds (and how many of them its workers
-    waited for the shared GPU lock), GPU busy share over its span."""
+    waited for the shared GPU lock, and its jobs for room on the device), GPU busy share over its span."""
     lines = []
     for t in summary.phases.totals():
         busy = summary.gpu.share(t.first_s, t.last_s) if summary.gpu is not None else None
         lines.append(f"  {t.phase:<9} {t.jobs:>5} jobs  {t.wall_s:8.1f} s in progress  {t.worker_s:9.1f} worker-s"
                      + (f" ({t.waited_s:.1f} waiting for the GPU)" if t.waited_s > 0 else "")
+                     + (f" ({t.admitted_s:.1f} waiting for device memory)" if t.admitted_s >= 0.05 else "")
                      + (f"  GPU busy {busy:.0%}" if busy is not None else ""))
     if summary.gpu is not None:
         whole = summary.gpu.share()

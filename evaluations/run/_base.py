@@ -93,15 +93,16 @@ class RunnerBase:
         problem = getattr(getattr(job, "job", job), "problem", None)  # a judge's request holds the job it rules on
         need = (self.admission.need(self._peaks.get(problem.key), phase) if admit and not self.alone
                 and problem is not None and phase in ("baseline", "candidate", "judge", "memory") else 0)
+        start = self.summary.phases.now()
         with self.admission.hold(need):
-            start = self.summary.phases.now()
+            admitted_s = self.summary.phases.now() - start if need and self.admission.budget is not None else 0.0
             result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
                                   spare=self._next_spare() if spare else None, answer=answer)
         timing = getattr(result.value, "timing", None) if result.ok else None
         timed_ms = timing.mean_ms * timing.calls * timing.calls_per_sample if timing is not None else None
         status, error = _ended(result, phase)
         self.summary.phases.add(Span(phase, tag, start, self.summary.phases.now(), result.ok, timed_ms, result.waited_s,
-                                     status, error))
+                                     status, error, admitted_s))
         return result
 
     def _write(self, path: Path, record: Record | BaselineRecord) -> None:

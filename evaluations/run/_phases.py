@@ -37,6 +37,9 @@ class Span:
     that returned, or ``failed:<kind>`` for a worker that returned nothing (``failed:exception``, ``failed:timeout``)."""
     error: str | None = None
     """The start of a failed baseline's error (PyTorch's own code; a candidate's text is kept only in its record)."""
+    admitted_s: float = 0.0
+    """Seconds the job waited, before its worker started, for room on the device (admission by memory, several at
+    once on a GPU): part of its wall time."""
 
     @property
     def wall_s(self) -> float:
@@ -58,6 +61,8 @@ class PhaseTotal:
     last_s: float | None
     waited_s: float = 0.0
     """Sum of the seconds the jobs' workers waited for the shared GPU lock (part of ``worker_s``)."""
+    admitted_s: float = 0.0
+    """Sum of the seconds the jobs waited for room on the device before their workers started (part of ``worker_s``)."""
 
 
 def union_s(intervals: list[tuple[float, float]]) -> float:
@@ -107,7 +112,8 @@ class PhaseLog:
             if mine:
                 rows.append(PhaseTotal(phase, len(mine), union_s([(s.start_s, s.end_s) for s in mine]),
                                        sum(s.wall_s for s in mine), min(s.start_s for s in mine),
-                                       max(s.end_s for s in mine), sum(s.waited_s for s in mine)))
+                                       max(s.end_s for s in mine), sum(s.waited_s for s in mine),
+                                       sum(s.admitted_s for s in mine)))
         return rows
 
     def as_json(self) -> dict[str, object]:
