@@ -14,11 +14,13 @@ An estimate that is too low still ends in the out-of-memory path it replaces; on
 
 from __future__ import annotations
 
-import os
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from ._gpubusy import nvml_handle
 
 FOOTPRINT_FACTOR = {"candidate": 8, "judge": 8, "baseline": 4, "memory": 2}
 """A worker's device footprint by its job, in peak bytes of one call of its problem's baselines: a candidate's or
@@ -34,15 +36,12 @@ CONTEXT_BYTES = 1 << 30
 
 def device_bytes() -> int | None:
     """Total memory of the device the workers use, through NVML; None where NVML cannot tell."""
-    try:
-        import pynvml
-    except ImportError:
+    handle = nvml_handle()
+    if isinstance(handle, str):  # why there is none
         return None
+    import pynvml
+
     try:
-        pynvml.nvmlInit()
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
-        handle = (pynvml.nvmlDeviceGetHandleByIndex(int(visible)) if visible.isdigit()
-                  else pynvml.nvmlDeviceGetHandleByUUID(visible))
         return int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
     except pynvml.NVMLError:
         return None
@@ -71,24 +70,27 @@ class Admission:
         self._ready = threading.Condition()
 
     def need(self, peak_bytes: int | None, job: str = "candidate") -> int:
-        """Estimated footprint of a worker of ``job`` (a phase: candidate, judge, baseline, memory) whose problem's
-        one call peaks at ``peak_bytes`` (None: not yet measured, an equal share of the budget)."""
+        """Estimated footprint of a worker of ``job`` (a phase) whose problem's one call peaks at ``peak_bytes``
+        (None: not yet measured, an equal share of the budget); 0 for a job that holds no device memory (a phase
+        not in :data:`FOOTPRINT_FACTOR`: a build)."""
+        if job not in FOOTPRINT_FACTOR:
+            return 0
         if peak_bytes is None:
             return self.share or 0
-        return FOOTPRINT_FACTOR.get(job, max(FOOTPRINT_FACTOR.values())) * peak_bytes
+        return FOOTPRINT_FACTOR[job] * peak_bytes
 
     def fits_beside_none(self, need: int) -> bool:
         """Whether ``need`` exceeds the whole budget: such an evaluation runs alone or not at all."""
         return self.budget is not None and need > self.budget
 
     @contextmanager
-    def hold(self, need: int) -> Iterator[None]:
-        """Wait for the turn of a worker of footprint ``need`` and hold it for the duration (nothing to wait for
-        where ``need`` is 0: a worker that holds no device memory)."""
+    def hold(self, need: int) -> Iterator[float]:
+        """Wait for the turn of a worker of footprint ``need`` and hold it for the duration; gives the seconds it
+        waited (nothing to wait for where ``need`` is 0: a worker that holds no device memory)."""
         if self.budget is None or need <= 0:
-            yield
+            yield 0.0
             return
-        ticket = object()
+        ticket, start = object(), time.monotonic()
         with self._ready:
             self._queue.append(ticket)
             while not (self._queue[0] is ticket and (self.in_flight == 0 or self.held + need <= self.budget)):
@@ -98,7 +100,7 @@ class Admission:
             self.in_flight += 1
             self._ready.notify_all()  # the next in line may fit too
         try:
-            yield
+            yield time.monotonic() - start
         finally:
             with self._ready:
                 self.held -= need

@@ -92,10 +92,9 @@ class RunnerBase:
         log = self.config.build_dir / "logs" / f"{tag}.log"
         problem = getattr(getattr(job, "job", job), "problem", None)  # a judge's request holds the job it rules on
         need = (self.admission.need(self._peaks.get(problem.key), phase) if admit and not self.alone
-                and problem is not None and phase in ("baseline", "candidate", "judge", "memory") else 0)
+                and problem is not None else 0)
         start = self.summary.phases.now()
-        with self.admission.hold(need):
-            admitted_s = self.summary.phases.now() - start if need and self.admission.budget is not None else 0.0
+        with self.admission.hold(need) as admitted_s:
             result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
                                   spare=self._next_spare() if spare else None, answer=answer)
         timing = getattr(result.value, "timing", None) if result.ok else None

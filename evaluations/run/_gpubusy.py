@@ -31,7 +31,7 @@ class BusySampler:
 
     def start(self) -> BusySampler:
         """Begin sampling (a no-op with a reason where NVML cannot be read)."""
-        handle = _handle()
+        handle = nvml_handle()
         if isinstance(handle, str):
             self.unavailable = handle
             return self
@@ -64,7 +64,7 @@ class BusySampler:
         return sum(values) / len(values) if values else None
 
 
-def _handle() -> Any:
+def nvml_handle() -> Any:
     """The NVML handle of the device the workers use, or why there is none."""
     try:
         import pynvml

@@ -69,9 +69,10 @@ class Runner(Preparing, TakingTurns):
         info, module = self.infos[protocol], self.protocols[protocol]
         path = baseline_path(self.config.out_dir, self.env, info, problem, kind, flags)
         record = self._reuse_baseline(path, problem, info)
-        if record is None and not flags and self._too_large(problem):
+        too_large = self._too_large(problem) if record is None and not flags else None
+        if too_large:
             self._deferred_baselines.add(key)
-            self.say(f"{problem.key}: its {protocol} {flag_tag(kind, flags)} baseline {self._too_large(problem)}; "
+            self.say(f"{problem.key}: its {protocol} {flag_tag(kind, flags)} baseline {too_large}; "
                      "measured alone, with its candidates, once its chunk has ended")
             return None
         if record is None:

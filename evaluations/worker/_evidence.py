@@ -23,7 +23,7 @@ import torch
 from schemas import CorrectnessCheck
 
 from ..protocols.verified._distributions import DISTRIBUTIONS, draw
-from ..protocols.verified._integrity import outputs_of
+from ..protocols.verified._integrity import outputs_of, tensor_bytes
 from ..run._judge import Judgement, Ruling
 from . import _gpulock
 
@@ -47,7 +47,7 @@ class Exhibits:
         if self.path is None or self.full:
             return
         tensors = [o for o in outs if isinstance(o, torch.Tensor)]
-        size = sum(t.numel() * t.element_size() for t in tensors)
+        size = tensor_bytes(tensors)
         if len(tensors) != len(outs) or self.bytes + size > EVIDENCE_BYTES:
             self.full = True
             return
@@ -65,7 +65,7 @@ class Exhibits:
 
 def trials_room(one_trial: list[torch.Tensor], reported: int) -> int:
     """How many trials of outputs like ``one_trial`` fit the evidence file (at most ``reported``)."""
-    size = sum(t.numel() * t.element_size() for t in one_trial)
+    size = tensor_bytes(one_trial)
     return reported if size == 0 else min(reported, EVIDENCE_BYTES // size)
 
 

@@ -34,7 +34,7 @@ from ._memory import prefill_allocator, sentinel_count
 from ._precision import PrecisionVerdict, Tolerance, judge, precision_class_of, tolerance_for
 from ._reference import ReferenceOutputs, References
 from ._scan import scan
-from ._setup import Settings, build_reference, configure, seed_all, tensor_bytes, timing_sets, to_device
+from ._setup import Settings, build_reference, configure, seed_all, timing_sets, to_device
 from ._shapes import LABEL as SHAPE_LABEL
 from ._shapes import check_shapes
 from ._sol import sol_evidence
@@ -275,7 +275,7 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
 def _timing(ctx: Context, settings: Settings) -> TimingRun:
     # the last trial's outputs (the reference's shapes and dtypes, by the output contract) size the output kept
     # for each input set; the trials are over, so their copy is let go before the sets are drawn
-    output_bytes, ctx.previous = tensor_bytes(ctx.previous), []
+    output_bytes, ctx.previous = ig.tensor_bytes(ctx.previous), []
     sets = timing_sets(ctx.problem.get_inputs, settings, ctx.device, output_bytes)
     run = time_calls(lambda k: ctx.candidate(*sets[k]), sets, ctx.device, settings.plan, module=ctx.candidate)
     ctx.log.check("unsynchronised-work", run.unsynchronised)

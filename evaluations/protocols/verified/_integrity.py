@@ -131,6 +131,12 @@ def outputs_of(value: Any) -> list[Any]:
     return list(value) if isinstance(value, tuple | list) else [value]
 
 
+def tensor_bytes(values: Any) -> int:
+    """Bytes of the tensors among ``values`` (a list, or one tensor)."""
+    items = values if isinstance(values, tuple | list) else [values]
+    return sum(v.numel() * v.element_size() for v in items if isinstance(v, torch.Tensor))
+
+
 def output_type(values: Iterable[Any], device: torch.device) -> str | None:
     """Evidence when an output is not exactly a materialised, strided ``torch.Tensor`` on the device."""
     for i, v in enumerate(values):

@@ -15,7 +15,7 @@ from ...worker._worker import ProblemModule, load_candidate, load_problem
 from .._outcomes import BaselineOutcome, CandidateOutcome
 from . import BASELINE_KINDS, _candidate, _judging
 from ._distributions import DISTRIBUTIONS, draw
-from ._integrity import outputs_of
+from ._integrity import outputs_of, tensor_bytes
 from ._reference import float32_mode
 from ._setup import (
     Settings,
@@ -23,7 +23,6 @@ from ._setup import (
     configure,
     seed_all,
     set_algorithm_flags,
-    tensor_bytes,
     timing_sets,
     to_device,
 )
@@ -101,9 +100,10 @@ def run_baseline(job: Job) -> BaselineOutcome:
 def _peak_of_one_call(model: torch.nn.Module, inputs: list, device: torch.device) -> tuple[int | None, int]:
     """Peak device bytes allocated during one call, after a warm-up call (lazy initialisation is not the call's;
     None off the GPU), and the bytes of that call's outputs."""
-    model(*inputs)
+    warm = model(*inputs)
     if device.type != "cuda":
-        return None, tensor_bytes(outputs_of(model(*inputs)))
+        return None, tensor_bytes(outputs_of(warm))
+    del warm
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     output_bytes = tensor_bytes(outputs_of(model(*inputs)))

@@ -10,7 +10,7 @@ import torch
 from ...timing import TimingPlan
 from ...worker import _gpulock
 from ._distributions import DISTRIBUTIONS, draw, fresh_seeds
-from ._integrity import ALGORITHM_FLAGS
+from ._integrity import ALGORITHM_FLAGS, tensor_bytes
 
 SEEDS_PER_DISTRIBUTION = 3
 """Fresh seeds drawn for each hidden distribution."""
@@ -84,12 +84,6 @@ def build_reference(model: Any, init: list[Any], device: torch.device) -> torch.
 def to_device(values: Any, device: torch.device) -> list[Any]:
     """Tensors of ``values`` moved to ``device``; other values unchanged."""
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
-
-
-def tensor_bytes(values: Any) -> int:
-    """Bytes of the tensors among ``values`` (a list, or one tensor)."""
-    items = values if isinstance(values, (list, tuple)) else [values]
-    return sum(v.numel() * v.element_size() for v in items if isinstance(v, torch.Tensor))
 
 
 def set_count(one_set: list[Any], settings: Settings, output_bytes: int = 0) -> int:
