@@ -81,12 +81,18 @@ class _DevicePeak:
         pynvml.nvmlInit()
         self._nvml, self._handle = pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
         self.peak, self._stop = 0, threading.Event()
+        self.before = {p.pid: int(p.usedGpuMemory or 0) for p in self._processes()}
+        """Processes on the device before the run (another job's): not counted, and named in the output."""
         self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _processes(self) -> list:
+        return self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handle)
 
     def _loop(self) -> None:
         while not self._stop.wait(0.1):
-            for proc in self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handle):
-                self.peak = max(self.peak, int(proc.usedGpuMemory or 0))
+            for proc in self._processes():
+                if proc.pid not in self.before:
+                    self.peak = max(self.peak, int(proc.usedGpuMemory or 0))
 
     def __enter__(self) -> _DevicePeak:
         self._thread.start()
@@ -99,24 +105,33 @@ class _DevicePeak:
 
 def _peak_of_run(folder: Path, name: str, protocol: str, device: str) -> tuple[int, int]:
     """(peak bytes of the largest process of one ``kverdict eval`` run: resident on the CPU, on the GPU its device
-    memory; the run's exit status)."""
+    memory; the run's exit status). A run that fails has its error output's last lines printed."""
     script = textwrap.dedent(f"""\
         import resource, subprocess, sys
         rc = subprocess.call([sys.executable, "-m", "evaluations.cli", "eval", "--problems", {str(folder / 'problems')!r},
                               "--candidates", {str(folder / 'candidates')!r}, "--only", {name!r},
                               "--protocol", {protocol!r}, "--device", {device!r}, "--out", {str(folder / 'records')!r},
                               "--build-dir", {str(folder / 'build')!r}, "--model", "bench", "--no-progress"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             stdout=subprocess.DEVNULL, stderr=open({str(folder / 'eval.err')!r}, "w"))
         print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, rc)
         """)
+    # the repository first, then whatever the caller's path holds (the packages a device machine was given)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     run = lambda: subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,  # noqa: E731
-                                 check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                 check=True, env={**os.environ, "PYTHONPATH": path})
     if device != "cuda":
-        peak, rc = run().stdout.split()
-        return int(peak), int(rc)
-    with _DevicePeak() as watch:
-        rc = run().stdout.split()[1]
-    return watch.peak, int(rc)
+        peak, rc = (int(v) for v in run().stdout.split())
+    else:
+        with _DevicePeak() as watch:
+            rc = int(run().stdout.split()[1])
+        peak = watch.peak
+        if watch.before:  # printed above the run's row
+            print(f"  (not counted: {len(watch.before)} process(es) on the device before this run, "
+                  f"{sum(watch.before.values()) / 2**20:.0f} MiB)")
+    if rc:
+        err = (folder / "eval.err").read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        print("  eval failed:\n" + "\n".join(f"    {line}" for line in err[-12:]))
+    return peak, rc
 
 
 def _idle_worker_bytes() -> int:
