@@ -4,7 +4,7 @@ A protocol is a module exposing ``INFO`` (``schemas.ProtocolInfo``), ``BASELINE_
 ``SPEEDUP_BASELINE`` (``Speedups`` field -> baseline kind), ``run_baseline(job)`` and
 ``run_candidate(job)`` (both run inside a fresh worker process), and optionally
 ``measure_memory(job)``. What they return (``CandidateOutcome``, ``BaselineOutcome``) and the statistics that summarise
-a timing are exported here.
+a timing are exported here, and the comparisons of large outputs a piece at a time that both protocols use.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from .._lazy import lazy_face
 from ._outcomes import (
     BaselineOutcome,
     CandidateOutcome,
@@ -25,10 +26,15 @@ from ._outcomes import (
     uses_graph,
 )
 
+_PART_OF = {name: "_pieces" for name in ("PIECE_ELEMENTS", "Maximum", "allclose", "filled", "pieces")}
+"""Names imported on first use (they import torch; this face does not)."""
+
 __all__ = [
     "PROTOCOLS", "BaselineOutcome", "CandidateOutcome", "ProtocolUnavailable", "get_protocol", "host_speed_bound",
-    "mean", "median", "pacing_of", "quantile", "std", "summarize", "uses_graph",
+    "mean", "median", "pacing_of", "quantile", "std", "summarize", "uses_graph", *_PART_OF,
 ]
+
+__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals())
 
 PROTOCOLS: dict[str, str] = {
     "standard": "evaluations.protocols.standard",

@@ -9,6 +9,7 @@ On the CPU calls are timed with a monotonic clock and memory is not measured.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from ..worker import _gpulock
 from ..worker._evidence import Exhibits, judge_outer, outer_batch, rule_trials
 from ..worker._worker import load_candidate, load_problem
 from ._outcomes import BaselineOutcome, CandidateOutcome, summarize
+from ._pieces import Maximum, allclose, filled, pieces
 from .verified._integrity import outputs_of
 
 SEED = 42
@@ -127,10 +129,16 @@ def _collect_cuda(fn: Callable[[], Any], warmup: int, calls: int, sync_each_call
 
 
 def _budget(out: torch.Tensor, ref: torch.Tensor) -> tuple[float | None, float | None]:
-    diff = (out.double() - ref.double()).abs()
-    budget = (diff / (INFO.atol + INFO.rtol * ref.double().abs())).max().item() if diff.numel() else 0.0
-    max_abs = diff.max().item() if diff.numel() else 0.0
-    finite = torch.isfinite(torch.tensor([budget, max_abs])).all().item()
+    """(max |out - ref|, the largest share of the tolerance used), in float64 a piece at a time; (None, None)
+    where either is not finite."""
+    worst_abs, worst_budget = Maximum(), Maximum()
+    for o, r in pieces(out, ref):
+        r64 = r.double()
+        diff = (o.double() - r64).abs()
+        worst_abs.add(diff)
+        worst_budget.add(diff / (INFO.atol + INFO.rtol * r64.abs()))
+    max_abs, budget = worst_abs.value or 0.0, worst_budget.value or 0.0
+    finite = math.isfinite(budget) and math.isfinite(max_abs)
     return (max_abs, budget) if finite else (None, None)
 
 
@@ -152,12 +160,13 @@ def compare(output: Any, reference: Any, seed: int, index: int) -> CorrectnessCh
             message = f"output shape {tuple(o.shape)} differs from reference shape {tuple(r.shape)}"
             worst_abs = worst_budget = None
             break
-        max_abs, budget = _budget(o.to(r.device), r)
+        o = o.to(r.device)
+        max_abs, budget = _budget(o, r)
         if max_abs is None or worst_abs is None:
             worst_abs = worst_budget = None
         else:
             worst_abs, worst_budget = max(worst_abs, max_abs), max(worst_budget, budget)
-        if not torch.allclose(o.to(r.device), r, atol=INFO.atol, rtol=INFO.rtol):
+        if not allclose(o, r, atol=INFO.atol, rtol=INFO.rtol):
             detail = f": max |out - ref| = {max_abs:.4g}, error budget {budget:.4g} used of 1.0" if max_abs is not None else \
                 " (non-finite values)"
             message = message or f"output differs from the reference beyond atol = rtol = {INFO.atol:g}{detail}"
@@ -247,7 +256,7 @@ def judge(request: JudgeRequest) -> Judgement:
         if request.outer_plan is not None and request.fingerprints is not None:
             def ref_of(x: list[Any]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
                 rs = [t.detach() for t in outputs_of(reference(*x))]
-                return rs, [INFO.atol + INFO.rtol * t.double().abs() for t in rs]
+                return rs, [filled(t, lambda r: INFO.atol + INFO.rtol * r.double().abs()) for t in rs]
 
             out.outer_mismatch, out.outer_overhead_s = judge_outer(ref_of, problem.get_inputs, device,
                                                                    request.outer_plan, request.fingerprints, False)

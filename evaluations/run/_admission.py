@@ -14,22 +14,36 @@ An estimate that is too low still ends in the out-of-memory path it replaces; on
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
 import time
-from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ._gpubusy import nvml_handle
 
-FOOTPRINT_FACTOR = {"candidate": 8, "judge": 8, "baseline": 4, "memory": 2}
-"""A worker's device footprint by its job, in peak bytes of one call of its problem's baselines: a candidate's or
-a judge's worker holds its trials' inputs, reference outputs (a float64 one among them) and the candidate's, then
-the timing's sets and their outputs; a baseline's, one call and the timing's sets; a memory measurement, one call
-and its warm-up. Estimates, to be read against ``benchmarks/protocol_memory.py --device cuda``: on the H200
-(session 27) workers of the largest problems held 9x (standard, a ReLU of 6.4 GB) and 29x (verified, a product of
-8 MB into 4 GiB, whose timing then kept an output for each of 16 input sets) before the verified timing counted
-outputs in its sets and the fingerprint summed large outputs in pieces."""
+FOOTPRINT_FACTOR: dict[str, dict[str, int]] = {
+    "standard": {"candidate": 2, "judge": 3, "baseline": 2, "memory": 2},
+    "verified": {"candidate": 6, "judge": 6, "baseline": 3, "memory": 2},
+}
+"""A worker's device footprint by protocol and job, in peak bytes of one call of its problem's baselines.
+
+- standard: a candidate's worker holds one trial's inputs, the reference's output and the candidate's at a time,
+  then the timing's inputs and outputs; its judge, the same and, for the outside batch, a float64 tolerance of each
+  output.
+- verified: a candidate's or a judge's worker holds a trial's inputs and their float64 copy, the float64 reference
+  output and PyTorch's two float32 ones beside the candidate's, then the timing's input sets and the outputs kept
+  for them (up to 2 GiB); a baseline's, one call and the timing's sets; a memory measurement, one call and its
+  warm-up.
+
+Comparisons run in float64 a piece at a time (``evaluations.protocols.pieces``); before they did, the H200 (sessions
+27-28) saw 9x one call in a standard worker of a ReLU of 6.4 GB, and with factors of 8 for both protocols the runner
+admitted one large evaluation at a time. To be read against ``benchmarks/protocol_memory.py --device cuda``."""
+FOLLOW_UPS = frozenset({"judge", "memory"})
+"""Jobs that finish an evaluation already under way: in the queue for the device they go before the candidates and
+baselines that would start new ones, so that the device's room goes to records nearly done (a judge that waited
+behind every candidate held its evaluation's record back for minutes, on the H200 in session 28)."""
 CONTEXT_BYTES = 1 << 30
 """Device memory each worker's CUDA context and allocator slack take beyond its tensors."""
 
@@ -59,43 +73,51 @@ class Admission:
     """Workers admitted in the order they ask, each holding its estimated bytes, while the sum fits ``budget``.
 
     The first in line waits until its bytes fit beside those held, or nothing is held; those behind it wait for it,
-    so a large evaluation is not starved by small ones slipping past. Without a budget every worker is admitted at
+    so a large evaluation is not starved by small ones slipping past. Follow-ups (:data:`FOLLOW_UPS`) stand in line
+    before the others. Without a budget every worker is admitted at
     once. Callers put off beforehand what exceeds the budget alone (:meth:`fits_beside_none`)."""
 
     def __init__(self, budget: int | None, concurrent: int) -> None:
         self.budget, self.share = budget, (budget // max(1, concurrent) if budget is not None else None)
         self.held = 0
         self.in_flight = 0
-        self._queue: deque[object] = deque()
+        self._queue: list[tuple[int, int, object]] = []  # a heap of (rank, arrival, ticket)
+        self._arrivals = itertools.count()
         self._ready = threading.Condition()
 
-    def need(self, peak_bytes: int | None, job: str = "candidate") -> int:
-        """Estimated footprint of a worker of ``job`` (a phase) whose problem's one call peaks at ``peak_bytes``
-        (None: not yet measured, an equal share of the budget); 0 for a job that holds no device memory (a phase
-        not in :data:`FOOTPRINT_FACTOR`: a build)."""
-        if job not in FOOTPRINT_FACTOR:
+    def need(self, peak_bytes: int | None, job: str = "candidate", protocol: str = "verified") -> int:
+        """Estimated footprint of a worker of ``job`` (a phase) under ``protocol`` whose problem's one call peaks at
+        ``peak_bytes`` (None: not yet measured, an equal share of the budget); 0 for a job that holds no device
+        memory (a phase not in :data:`FOOTPRINT_FACTOR`: a build)."""
+        factors = FOOTPRINT_FACTOR.get(protocol, FOOTPRINT_FACTOR["verified"])
+        if job not in factors:
             return 0
         if peak_bytes is None:
             return self.share or 0
-        return FOOTPRINT_FACTOR[job] * peak_bytes
+        return factors[job] * peak_bytes
+
+    def largest_need(self, peak_bytes: int | None, protocol: str) -> int:
+        """The largest footprint among the workers of an evaluation under ``protocol``."""
+        return max(self.need(peak_bytes, job, protocol) for job in FOOTPRINT_FACTOR["verified"])
 
     def fits_beside_none(self, need: int) -> bool:
         """Whether ``need`` exceeds the whole budget: such an evaluation runs alone or not at all."""
         return self.budget is not None and need > self.budget
 
     @contextmanager
-    def hold(self, need: int) -> Iterator[float]:
-        """Wait for the turn of a worker of footprint ``need`` and hold it for the duration; gives the seconds it
-        waited (nothing to wait for where ``need`` is 0: a worker that holds no device memory)."""
+    def hold(self, need: int, job: str = "candidate") -> Iterator[float]:
+        """Wait for the turn of a worker of ``job`` (a phase) and footprint ``need`` and hold it for the duration;
+        gives the seconds it waited (nothing to wait for where ``need`` is 0: a worker that holds no device memory).
+        A worker of :data:`FOLLOW_UPS` goes before those that start an evaluation, in the order they asked."""
         if self.budget is None or need <= 0:
             yield 0.0
             return
-        ticket, start = object(), time.monotonic()
+        ticket, start = (0 if job in FOLLOW_UPS else 1, next(self._arrivals), object()), time.monotonic()
         with self._ready:
-            self._queue.append(ticket)
+            heapq.heappush(self._queue, ticket)
             while not (self._queue[0] is ticket and (self.in_flight == 0 or self.held + need <= self.budget)):
                 self._ready.wait()
-            self._queue.popleft()
+            heapq.heappop(self._queue)
             self.held += need
             self.in_flight += 1
             self._ready.notify_all()  # the next in line may fit too

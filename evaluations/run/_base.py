@@ -90,11 +90,12 @@ class RunnerBase:
         a worker that holds device memory first waits for room for its problem's footprint (``admission``), except
         where ``admit`` is off (workers that must run at the same time, as parties of turns do)."""
         log = self.config.build_dir / "logs" / f"{tag}.log"
-        problem = getattr(getattr(job, "job", job), "problem", None)  # a judge's request holds the job it rules on
-        need = (self.admission.need(self._peaks.get(problem.key), phase) if admit and not self.alone
-                and problem is not None else 0)
+        inner = getattr(job, "job", job)  # a judge's request holds the job it rules on
+        problem = getattr(inner, "problem", None)
+        need = (self.admission.need(self._peaks.get(problem.key), phase, getattr(inner, "protocol", "verified"))
+                if admit and not self.alone and problem is not None else 0)
         start = self.summary.phases.now()
-        with self.admission.hold(need) as admitted_s:
+        with self.admission.hold(need, phase) as admitted_s:
             result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,
                                   spare=self._next_spare() if spare else None, answer=answer)
         timing = getattr(result.value, "timing", None) if result.ok else None

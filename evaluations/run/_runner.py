@@ -69,7 +69,7 @@ class Runner(Preparing, TakingTurns):
         info, module = self.infos[protocol], self.protocols[protocol]
         path = baseline_path(self.config.out_dir, self.env, info, problem, kind, flags)
         record = self._reuse_baseline(path, problem, info)
-        too_large = self._too_large(problem) if record is None and not flags else None
+        too_large = self._too_large(problem, protocol) if record is None and not flags else None
         if too_large:
             self._deferred_baselines.add(key)
             self.say(f"{problem.key}: its {protocol} {flag_tag(kind, flags)} baseline {too_large}; "
@@ -116,11 +116,11 @@ class Runner(Preparing, TakingTurns):
         if peak_bytes is not None:
             self._peaks[problem_key] = max(self._peaks.get(problem_key, 0), peak_bytes)
 
-    def _too_large(self, problem: Problem) -> str | None:
-        """Why ``problem``'s workers cannot share the device with any other (their estimated footprint exceeds what
-        all workers may hold together), or None; never while the run evaluates alone."""
+    def _too_large(self, problem: Problem, protocol: str) -> str | None:
+        """Why ``problem``'s workers under ``protocol`` cannot share the device with any other (their estimated
+        footprint exceeds what all workers may hold together), or None; never while the run evaluates alone."""
         peak = self._peaks.get(problem.key)
-        need = self.admission.need(peak, "candidate")  # the largest of its workers' footprints
+        need = self.admission.largest_need(peak, protocol)
         if self.alone or peak is None or not self.admission.fits_beside_none(need):
             return None
         return (f"needs about {need / 2**30:.0f} GiB of the device ({peak / 2**30:.1f} GiB at the peak of one call), "
@@ -162,7 +162,7 @@ class Runner(Preparing, TakingTurns):
         evaluated once the rest are done, with ``alone`` set: the memory others held is no verdict on it)."""
         module, problem = self.protocols[protocol], self.problems[candidate.problem_key]
         measured = {kind: self.baseline(protocol, problem, kind) for kind in module.BASELINE_KINDS}
-        too_large = self._too_large(problem)
+        too_large = self._too_large(problem, protocol)
         if too_large:
             self._put_off(protocol, candidate, path, f"its problem {too_large}")
             return None

@@ -19,7 +19,8 @@ class BothOutcomes(NamedTuple):
     """What each protocol said of one zoo entry."""
 
     verified: CandidateOutcome
-    standard: CandidateOutcome
+    standard: CandidateOutcome | None
+    """None where only the verified protocol was asked (:func:`evaluate_verified`)."""
 
 
 def _run(job: Any) -> CandidateOutcome:
@@ -40,3 +41,10 @@ def evaluate_both(payload: tuple[ZooEntry, str, dict[str, Any], str | None]) -> 
         verified = _run(zoo_job(entry, "verified", device, options, build_dir))
         standard = _run(zoo_job(entry, "standard", device, options, build_dir))
     return BothOutcomes(verified, standard)
+
+
+def evaluate_verified(payload: tuple[ZooEntry, str, dict[str, Any], str | None]) -> BothOutcomes:
+    """Worker target: as :func:`evaluate_both`, the verified protocol alone (the GPU tests judge only its verdict)."""
+    entry, device, options, build_dir = payload
+    with _gpulock.shared_on(device):
+        return BothOutcomes(_run(zoo_job(entry, "verified", device, options, build_dir)), None)

@@ -791,14 +791,45 @@ def test_admission_never_holds_more_than_its_budget_and_serves_workers_in_the_or
     assert peak[0] <= 100 and admission.held == 0 and admission.in_flight == 0
 
 
+def test_a_judge_or_memory_worker_waits_before_the_candidates_that_asked_earlier():
+    """A follow-up finishes a record already under way: it takes the device's room before new evaluations start,
+    whatever the order they asked in; among themselves each kind keeps that order."""
+    from evaluations.run import Admission
+
+    admission = Admission(budget=100, concurrent=4)
+    order, lock = [], threading.Lock()
+
+    def worker(name: str, job: str, need: int) -> None:
+        with admission.hold(need, job):
+            with lock:
+                order.append(name)
+            time.sleep(0.02)
+
+    with admission.hold(90, "candidate"):  # the device is full: everyone below waits in line
+        threads = []
+        for name, job in (("candidate-a", "candidate"), ("baseline-b", "baseline"), ("judge-c", "judge"),
+                          ("candidate-d", "candidate"), ("memory-e", "memory"), ("judge-f", "judge")):
+            threads.append(threading.Thread(target=worker, args=(name, job, 60)))  # one at a time
+            threads[-1].start()
+            time.sleep(0.02)  # each asks after the one before
+        assert order == []
+    for t in threads:
+        t.join(5)
+    assert order == ["judge-c", "memory-e", "judge-f", "candidate-a", "baseline-b", "candidate-d"]
+    assert admission.held == 0 and admission.in_flight == 0
+
+
 def test_admission_lets_a_worker_without_memory_pass_and_one_alone_in_whatever_its_estimate():
     from evaluations.run import FOOTPRINT_FACTOR, Admission, budget_of
 
     assert budget_of(None, 6) is None and budget_of(100 << 30, 1) is None
     assert budget_of(140 << 30, 6) == (140 - 6) << 30  # a gibibyte a worker for its CUDA context
     admission = Admission(budget=100, concurrent=4)
-    assert admission.need(None) == 25 and admission.need(5) == 5 * FOOTPRINT_FACTOR["candidate"]
+    assert admission.need(None) == 25 and admission.need(5) == 5 * FOOTPRINT_FACTOR["verified"]["candidate"]
     assert admission.need(5, "memory") < admission.need(5, "baseline") < admission.need(5, "judge")
+    assert admission.need(5, "candidate", "standard") < admission.need(5, "candidate", "verified")
+    assert admission.largest_need(5, "standard") == 5 * max(FOOTPRINT_FACTOR["standard"].values())
+    assert admission.need(5, "build") == 0 and admission.need(5, "write", "standard") == 0
     assert admission.fits_beside_none(101) and not admission.fits_beside_none(100)
     with admission.hold(100), admission.hold(0):  # a build holds no device memory: it never waits
         assert admission.held == 100
@@ -826,7 +857,7 @@ def test_a_problem_too_large_to_share_the_device_is_evaluated_alone_from_the_sta
     runner.admission = Admission(budget=16 << 30, concurrent=2)  # a 16 GiB device, as NVML would tell on a GPU
     runner.say = print
     keys = {c.problem_key.split("/")[-1]: c for c in runner.candidates}
-    runner.note_peak(keys["1"].problem_key, 3 << 30)  # 3 GiB at the peak of one call: 24 GiB estimated
+    runner.note_peak(keys["1"].problem_key, 6 << 30)  # 6 GiB at the peak of one call: 18 GiB for its judge
     runner.note_peak(keys["2"].problem_key, 1 << 20)
     try:
         shared = {c.problem_key: runner.evaluate("standard", c, tmp_path / f"{c.problem_key.replace('/', '_')}.json")
@@ -834,11 +865,11 @@ def test_a_problem_too_large_to_share_the_device_is_evaluated_alone_from_the_sta
         assert shared[keys["1"].problem_key] is None and shared[keys["2"].problem_key].status == "correct"
         assert [c.problem_key for _, c, _ in runner.again_alone] == [keys["1"].problem_key]
         printed = capsys.readouterr().out
-        assert "needs about 24 GiB of the device (3.0 GiB at the peak of one call), more than the 16 GiB" in printed
+        assert "needs about 18 GiB of the device (6.0 GiB at the peak of one call), more than the 16 GiB" in printed
         again = list(runner.again_alone)
         runner.alone = True
         record = runner.evaluate(*again[0])
         assert record is not None and record.status == "correct"
-        assert any("needs about 24 GiB" in n and "evaluated again alone" in n for n in record.notes), record.notes
+        assert any("needs about 18 GiB" in n and "evaluated again alone" in n for n in record.notes), record.notes
     finally:
         runner.close()

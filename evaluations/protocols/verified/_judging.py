@@ -13,6 +13,7 @@ from ...run._judge import Judgement, JudgeRequest
 from ...worker import _gpulock
 from ...worker._evidence import judge_outer, rule_trials
 from ...worker._worker import load_problem
+from .._pieces import filled
 from ._candidate import verdict_of
 from ._distributions import DISTRIBUTIONS, draw
 from ._precision import Tolerance, tolerance_for
@@ -68,8 +69,10 @@ def _reference(refs: References, inputs: list[Any], tol: Tolerance) -> tuple[lis
     """float64 reference outputs and each element's allowed error: the tolerance, or three times what PyTorch's
     own float32 arithmetic (strict or TF32) misses by, whichever is larger."""
     ref = refs.run(inputs)
-    tols = []
-    for r64, s, t in zip(ref.ref64, ref.strict32, ref.tf32, strict=True):
+
+    def allowed(r64: torch.Tensor, s: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         base = tol.atol + tol.rtol * r64.abs()
-        tols.append(torch.maximum(base, 3 * torch.maximum((s.double() - r64).abs(), (t.double() - r64).abs())))
-    return list(ref.ref64), tols
+        return torch.maximum(base, 3 * torch.maximum((s.double() - r64).abs(), (t.double() - r64).abs()))
+
+    # a piece at a time: the whole-size float64 temporaries of a large output would crowd the device
+    return list(ref.ref64), [filled(r64, allowed, s, t) for r64, s, t in zip(ref.ref64, ref.strict32, ref.tf32, strict=True)]

@@ -18,6 +18,8 @@ import torch
 
 from schemas import CorrectnessCheck, PrecisionClass
 
+from .._pieces import Maximum, pieces
+
 ALLOWANCE = 2.0
 """How many times PyTorch's own worse float32 error a candidate may use when that exceeds the budget."""
 
@@ -54,19 +56,29 @@ def tolerance_for(dtype: str, default: Tolerance) -> Tolerance:
 
 
 def budget_used(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, mask: torch.Tensor | None = None) -> float:
-    """max |out - ref| / (atol + rtol |ref|) over the elements selected by ``mask`` (all by default)."""
-    o, r = out.double(), ref.double()
-    ratio = (o - r).abs() / (tol.atol + tol.rtol * r.abs())
-    if mask is not None:
-        ratio = ratio[mask]
-    if ratio.numel() == 0:
-        return 0.0
-    return float(ratio.max())
+    """max |out - ref| / (atol + rtol |ref|) over the elements selected by ``mask`` (all by default), in float64 a
+    piece at a time."""
+    worst = Maximum()
+    for o, r, *m in pieces(out, ref, *([] if mask is None else [mask])):
+        r = r.double()
+        ratio = (o.double() - r).abs() / (tol.atol + tol.rtol * r.abs())
+        worst.add(ratio[m[0]] if m else ratio)
+    return 0.0 if worst.value is None else worst.value
 
 
 def _max_abs(out: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor) -> float:
-    diff = (out.double() - ref.double()).abs()[mask]
-    return float(diff.max()) if diff.numel() else 0.0
+    worst = Maximum()
+    for o, r, m in pieces(out, ref, mask):
+        worst.add((o.double() - r.double()).abs()[m])
+    return 0.0 if worst.value is None else worst.value
+
+
+def _scale(ref: torch.Tensor, mask: torch.Tensor) -> float:
+    """The largest |ref| over the elements ``mask`` selects (0 when it selects none)."""
+    worst = Maximum()
+    for r, m in pieces(ref, mask):
+        worst.add(r.double()[m].abs())
+    return 0.0 if worst.value is None else worst.value
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -103,7 +115,7 @@ def judge(out: torch.Tensor, ref64: torch.Tensor, strict32: torch.Tensor, tf32: 
         message = f"error budget {budget:.3g} used of {allowed:.3g}"
         if worse > 1.0:
             message += f" (PyTorch float32 itself uses {worse:.3g})"
-    scale = float(ref64.double()[compared].abs().max()) if bool(compared.any()) else 0.0
+    scale = _scale(ref64, compared)
     relative = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     return PrecisionVerdict(message is None, _finite_or_none(budget), _finite_or_none(strict_b),
                             _finite_or_none(tf32_b), _finite_or_none(max_abs), message, _finite_or_none(relative))

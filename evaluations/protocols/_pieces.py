@@ -1,0 +1,63 @@
+"""Element-wise comparisons of large outputs done a piece at a time.
+
+Comparing an output with its reference in float64 makes several float64 copies of both: for KernelBench's
+current level 1, whose outputs are 4-6 GB, that was tens of gigabytes of device memory on top of the outputs
+themselves, which decided how many evaluations fit the device at once. Done over :data:`PIECE_ELEMENTS` elements
+at a time, the float64 work stays a few pieces' size whatever the output's; every result is the one the whole
+tensors give (the maxima propagate NaN as a tensor's ``max`` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import torch
+
+PIECE_ELEMENTS = 1 << 24
+"""Elements compared at a time: 128 MiB per float64 temporary."""
+
+
+def pieces(*tensors: torch.Tensor, size: int | None = None) -> Iterator[tuple[torch.Tensor, ...]]:
+    """The same stretch of each of ``tensors`` (all of one number of elements), flattened, ``size`` elements at a
+    time (default :data:`PIECE_ELEMENTS`, read at each call); one empty stretch for empty tensors."""
+    size = size or PIECE_ELEMENTS
+    flats = [t.reshape(-1) for t in tensors]
+    n = flats[0].numel()
+    if any(f.numel() != n for f in flats):
+        raise ValueError(f"pieces of tensors of {[f.numel() for f in flats]} elements")
+    for a in range(0, max(n, 1), size):
+        yield tuple(f[a:a + size] for f in flats)
+
+
+class Maximum:
+    """The largest element seen over several tensors: NaN once any is NaN, None while all were empty."""
+
+    def __init__(self) -> None:
+        self._best: torch.Tensor | None = None
+
+    def add(self, values: torch.Tensor) -> None:
+        if values.numel():
+            top = values.max()
+            self._best = top if self._best is None else torch.maximum(self._best, top)
+
+    @property
+    def value(self) -> float | None:
+        return None if self._best is None else float(self._best)
+
+
+def filled(like: torch.Tensor, fill: Callable[..., torch.Tensor], *others: torch.Tensor) -> torch.Tensor:
+    """A float64 tensor of ``like``'s shape whose every piece is ``fill(piece of like, pieces of others...)``:
+    an element-wise float64 result made without whole-size float64 temporaries."""
+    out = torch.empty(like.shape, dtype=torch.float64, device=like.device)
+    flat = out.view(-1)
+    at = 0
+    for part in pieces(like, *others):
+        n = part[0].numel()
+        flat[at:at + n] = fill(*part)
+        at += n
+    return out
+
+
+def allclose(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> bool:
+    """``torch.allclose(out, ref, atol=atol, rtol=rtol)`` of two tensors of one shape, a piece at a time."""
+    return all(torch.allclose(o, r, atol=atol, rtol=rtol) for o, r in pieces(out, ref))
