@@ -8,7 +8,7 @@ Importing this package does not import torch; the runner imports it where it is 
 
 from ._bundles import KNOWN_BUNDLES, is_bundle, load_bundle
 from ._env import HARNESS_FALLBACK_VERSION, capture_environment, hardware_slug, harness_version, resolve_device
-from ._kernelbench_index import INDEX_PATH, REVISIONS, build_index, identify, normalized
+from ._kernelbench_index import INDEX_PATH, REVISIONS, build_index, identify, index_main, normalized
 from ._loaders import (
     Loaded,
     LoadError,
@@ -23,6 +23,6 @@ from ._types import Candidate, Claim, Job, Origin, Problem, ProblemMeta, sha256_
 __all__ = [
     "Candidate", "Claim", "HARNESS_FALLBACK_VERSION", "INDEX_PATH", "Job", "KNOWN_BUNDLES", "LoadError", "Loaded",
     "Origin", "Problem", "ProblemMeta", "REVISIONS", "SourceOverride", "build_index", "capture_environment",
-    "hardware_slug", "harness_version", "identify", "is_bundle", "load_bundle", "load_candidate_folder",
+    "hardware_slug", "harness_version", "identify", "index_main", "is_bundle", "load_bundle", "load_candidate_folder",
     "load_inputs", "load_problem_folder", "load_problems", "normalized", "resolve_device", "sha256_text",
 ]

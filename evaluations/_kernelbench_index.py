@@ -174,7 +174,7 @@ def _checkout_arg(text: str) -> tuple[str, Path]:
     return label, Path(path)
 
 
-def main(argv: list[str] | None = None) -> int:
+def index_main(argv: list[str] | None = None) -> int:
     """Rewrite the index from KernelBench checkouts, or with ``--check`` report whether it is up to date."""
     parser = argparse.ArgumentParser(description="Regenerate evaluations/data/kernelbench_index.json.")
     parser.add_argument("checkouts", nargs="+", type=_checkout_arg, metavar="REVISION=PATH",
@@ -197,4 +197,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(index_main())

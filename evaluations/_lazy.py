@@ -8,20 +8,26 @@ from collections.abc import Callable
 from typing import Any
 
 
-def lazy_face(package: str, part_of: dict[str, str], namespace: dict[str, Any]
+def lazy_face(package: str, part_of: dict[str, str], namespace: dict[str, Any], modules: dict[str, str] | None = None
               ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package``, whose ``namespace`` (its ``globals()``) gets each name of
-    ``part_of`` (name -> the module of the package that holds it) from that module when first asked for."""
+    ``part_of`` (name -> the module of the package that holds it) from that module when first asked for, and each
+    name of ``modules`` (name -> a module of the package) as that module itself: a part whose attributes are set from
+    outside (a test's patch) must be set where its own code reads them."""
+    whole = modules or {}
 
     def get(name: str) -> Any:
-        part = part_of.get(name)
-        if part is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{part}"), name)
+        if name in whole:
+            value = importlib.import_module(f"{package}.{whole[name]}")
+        else:
+            part = part_of.get(name)
+            if part is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            value = getattr(importlib.import_module(f"{package}.{part}"), name)
         namespace[name] = value
         return value
 
     def names() -> list[str]:
-        return sorted({*namespace, *part_of})
+        return sorted({*namespace, *part_of, *whole})
 
     return get, names

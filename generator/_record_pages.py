@@ -112,7 +112,9 @@ def _range(low: float | None, high: float | None) -> str:
     return MISSING if low is None else f"{ms(low)} – {ms(high)}"
 
 
-def _timing_row(what: str, t: TimingStats, peak: int | None) -> str:
+def timing_row(what: str, t: TimingStats, peak: int | None) -> str:
+    """The row of a record page's timing table for ``what`` (the candidate or a baseline) timed as ``t``, with its
+    peak memory ``peak`` in bytes."""
     clock = MISSING if t.sm_clock_mhz is None else f"{t.sm_clock_mhz:.0f} MHz"
     method = _e(t.method) + (", host-bound" if t.host_bound else "")
     return (f"<tr><td>{_e(what)}</td><td>{method}</td><td>{t.calls}</td><td>{t.calls_per_sample}</td>"
@@ -315,8 +317,8 @@ def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict |
         parts.append(f"<h2>Error</h2><pre>{_e(r.error)}</pre>")
     parts += ["<h2>Timings</h2>", '<div class="scroll"><table>' + TIMING_HEAD]
     if r.timing:
-        parts.append(_timing_row("candidate", r.timing, r.memory.candidate_peak_bytes))
-    parts += [_timing_row(f"baseline {b.kind}", b.timing, b.peak_memory_bytes) for b in r.baselines]
+        parts.append(timing_row("candidate", r.timing, r.memory.candidate_peak_bytes))
+    parts += [timing_row(f"baseline {b.kind}", b.timing, b.peak_memory_bytes) for b in r.baselines]
     parts.append("</table></div>")
     eager_host_bound = [t for t in (r.timing, *(b.timing for b in r.baselines)) if t and t.host_bound
                         and t.method == "cuda_events"]

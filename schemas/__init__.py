@@ -1,4 +1,5 @@
-"""Record schema of KernelVerdict: pydantic models, JSON Schema export, and record file I/O."""
+"""Record schema of KernelVerdict: pydantic models, JSON Schema export, record file I/O, and the validation of the
+files under ``records/`` (``validate``)."""
 
 from ._audit import AUDIT_SCHEMA_VERSION, FINDING_CODES, AuditFinding, AuditReport, ProblemAudit
 from ._export import SCHEMA_DIR, export_schemas, json_schemas
@@ -52,6 +53,7 @@ from ._record import (
     speedup_between,
     statistic_ms,
 )
+from ._validate import MAX_STRING_CHARS, validate
 
 __all__ = [
     "PROTOCOLS", "protocol_info",
@@ -64,4 +66,5 @@ __all__ = [
     "Roofline", "Speedups", "Status", "TimingConfig", "TimingMethod", "TimingStats", "baseline_relpath",
     "dump_record", "export_schemas", "json_schemas", "load_record", "parse_record", "read_json",
     "record_relpath", "slug", "speedup_between", "statistic_ms", "validated_text", "write_record", "write_text",
+    "MAX_STRING_CHARS", "validate",
 ]

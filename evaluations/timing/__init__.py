@@ -20,9 +20,10 @@ a time cap.
 On the CPU the same loop uses a monotonic host clock.
 
 Its modules: ``plan`` (the constants, ``TimingPlan``, ``TimingRun``), ``placements`` (input sets in turn, weights
-over places), ``turns`` (timing in turns, ``_Slots``; ``_turns``, the file the parties share), ``graphs`` (CUDA
-graph capture and its check), ``probe`` (clock, call and host probes), ``cuda`` (``_time_cuda``, the GPU timing's
-steps) and ``host`` (``_time_host``). Other packages import from here.
+over places), ``turns`` (timing in turns, ``_Slots``; ``_turns``, the file the parties share: ``create``, ``Turns``,
+``mark_gone``, ``Abandoned``), ``graphs`` (CUDA graph capture and its check, ``output_mismatch``), ``probe`` (clock,
+call and host probes), ``cuda`` (``_time_cuda``, the GPU timing's steps) and ``host`` (``_time_host``). Other
+packages import from here.
 """
 
 from __future__ import annotations
@@ -34,13 +35,18 @@ from typing import Any
 import torch
 
 from ..worker import _gpulock
+from ._turns import Abandoned, Turns, create, mark_gone
 from .cuda import _time_cuda
+from .graphs import output_mismatch
 from .host import _time_host
 from .placements import _Rotation
 from .plan import PLACEMENTS, TimingPlan, TimingRun
-from .probe import calls_per_sample, host_loop_ms
+from .probe import calls_per_sample, clock_median, host_loop_ms
 
-__all__ = ["PLACEMENTS", "TimingPlan", "TimingRun", "calls_per_sample", "host_loop_ms", "time_calls"]
+__all__ = [
+    "PLACEMENTS", "Abandoned", "TimingPlan", "TimingRun", "Turns", "calls_per_sample", "clock_median", "create",
+    "host_loop_ms", "mark_gone", "output_mismatch", "time_calls",
+]
 
 
 def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.device, plan: TimingPlan,

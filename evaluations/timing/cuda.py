@@ -20,13 +20,13 @@ from .graphs import _capture, _work_outside_capture
 from .placements import _Placements, _Rotation
 from .plan import L2_FLUSH_BYTES, SHORT_GRAPH_MS, SPIN_MARGIN, SPIN_MAX_MS, TimingPlan, TimingRun
 from .probe import (
-    _clock_median,
     _clock_probe,
     _cycles_per_ms,
     _host_ms,
     _probe,
     _unsynchronised,
     calls_per_sample,
+    clock_median,
     host_loop_ms,
 )
 from .turns import _Slots
@@ -233,7 +233,7 @@ def _summarise(t: _Timing) -> TimingRun:
                                calls_per_sample=t.per_sample, l2_flush=True, host_bound=host_bound,
                                note=note[:TIMING_NOTE_MAX], host_enqueue_ms=t.host_ms,
                                round_medians_ms=t.slots.round_medians(t.samples, t.batches),
-                               sm_clock_mhz=_clock_median(t.clocks))
+                               sm_clock_mhz=clock_median(t.clocks))
     unsync, last_set = _unsynchronised(t.call, len(t.rot.sets), gpu_ms)  # in the last turn: nothing else on the device
     t.slots.leave()
     return TimingRun(stats, t.outputs, unsync, last_set=last_set, samples_ms=t.samples, batches=t.batches)

@@ -56,7 +56,7 @@ def _end_failed_capture() -> None:
         pass
 
 
-def _mismatch(got: list[Any], want: list[Any]) -> str | None:
+def output_mismatch(got: list[Any], want: list[Any]) -> str | None:
     """How the tensors of ``got`` differ from ``want`` beyond float noise (``torch.isclose`` with 1e-3
     relative and absolute: NaN where both are NaN, and an infinity of the same sign, count as equal), or
     ``None``."""
@@ -101,13 +101,13 @@ def _work_outside_capture(graph: torch.cuda.CUDAGraph, outs: dict[int, Any], cal
         _synchronize()
         return want
 
-    if any(_mismatch(got, eager(k)) for k, got in current().items()):
+    if any(output_mismatch(got, eager(k)) for k, got in current().items()):
         return None  # wrong while captured: not work elsewhere but a stale answer (the re-check reports it)
     for k in outs:
         refresh_in_place(sets[k])
     graph.replay()
     for k, got in current().items():
-        missed = _mismatch(got, eager(k))
+        missed = output_mismatch(got, eager(k))
         if missed:
             return f"a replay on new values of input set {k}: {missed}"
     return None

@@ -1,6 +1,6 @@
 """Probes of the device and the host: the SM clock (``_ClockProbe``), the device's cycles per ms, one call's
 host enqueue and device time (``_probe``), work outside the timed stream (``_unsynchronised``), calls per
-event pair, and the host's own speed (``host_loop_ms``)."""
+event pair, the host's own speed (``host_loop_ms``), and the clock a timing reports (``clock_median``)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def _clock_probe() -> _ClockProbe:
     return _ClockProbe()
 
 
-def _clock_median(clocks: list[float]) -> float | None:
+def clock_median(clocks: list[float]) -> float | None:
+    """The median of the SM clock readings (MHz) that are finite and positive; None where none is."""
     finite = [c for c in clocks if math.isfinite(c) and c > 0]
     return median(finite) if finite else None
 

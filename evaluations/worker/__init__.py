@@ -7,7 +7,8 @@ its entry, questions to the runner); ``_confine`` (on the runner's side: environ
 outside batch; ``_worker`` holds the jobs a child runs (the targets the runner names).
 
 A worker imports this package at start-up, so it stays light: the names below are imported on first use
-(PEP 562), and the modules only when asked for.
+(PEP 562), and the modules only when asked for. ``gpulock`` is ``_gpulock`` itself, whose functions the other
+packages call through the module (so a test that replaces one replaces it for them).
 """
 
 from __future__ import annotations
@@ -16,13 +17,18 @@ from .._lazy import lazy_face
 
 _PART_OF = {
     "BESIDE_NICE": "_worker",
+    "confine_writes": "_worker",
     "confined": "_confine",
+    "in_every_thread": "_child",
     "GPU_LOCK_ENV": "_gpulock",
+    **dict.fromkeys(("restrict_writes", "scopes_signals", "unavailable"), "_landlock"),
     **dict.fromkeys(("Exhibits", "fingerprint", "judge_outer", "memory_order", "outer_inputs", "outer_seeds",
                      "rule_trials"), "_evidence"),
 }
 """Name -> the module of this package that holds it."""
+_MODULES = {"gpulock": "_gpulock"}
+"""Name -> the module of this package given whole."""
 
-__all__ = sorted(_PART_OF)
+__all__ = sorted({*_PART_OF, *_MODULES})
 
-__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals())
+__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals(), _MODULES)

@@ -53,11 +53,11 @@ def _wait_for(path: str, limit_s: float = 60.0) -> None:
 def hold_shared(args: tuple[str, str, str | None]) -> tuple[float, float]:
     """Touch ``dir/name.trying``, take the GPU lock shared, touch ``dir/name.held``, hold it until
     ``dir/release`` exists (when named), and return (start, end) of the hold on the monotonic clock."""
-    from evaluations.worker import _gpulock
+    from evaluations.worker import gpulock
 
     folder, name, release = args
     open(os.path.join(folder, f"{name}.trying"), "w").close()
-    with _gpulock.shared():
+    with gpulock.shared():
         start = time.monotonic()
         open(os.path.join(folder, f"{name}.held"), "w").close()
         if release:
@@ -68,10 +68,10 @@ def hold_shared(args: tuple[str, str, str | None]) -> tuple[float, float]:
 def wait_then_work(seconds: float) -> float:
     """Take the GPU lock shared (waiting as long as it is held), let go, then work ``seconds`` more:
     the seconds it waited, as the lock's own record of them said."""
-    from evaluations.worker import _gpulock
+    from evaluations.worker import gpulock
 
-    with _gpulock.shared():
-        waited = float(_gpulock._state["waited"])  # type: ignore[arg-type]
+    with gpulock.shared():
+        waited = float(gpulock._state["waited"])  # type: ignore[arg-type]
     time.sleep(seconds)  # the wait file is gone by now
     return waited
 
@@ -80,20 +80,20 @@ def time_exclusive(args: tuple[str, str, str | None] | tuple[str, str, str | Non
     """Hold the lock shared, touch ``dir/name.trying`` (and wait until the mark ``dir/<third argument>`` exists, where
     one is named, then the fourth argument's seconds), then take it alone for 0.3 s, touching ``dir/name.alone`` once
     alone: (start, end of the exclusive hold, seconds this worker waited for the lock)."""
-    from evaluations.worker import _gpulock
+    from evaluations.worker import gpulock
 
     folder, name, after, delay_s = (*args, 0.0)[:4]
-    with _gpulock.shared():
+    with gpulock.shared():
         open(os.path.join(folder, f"{name}.trying"), "w").close()
         while after is not None and not os.path.exists(os.path.join(folder, after)):
             time.sleep(0.002)
         time.sleep(delay_s)
-        with _gpulock.exclusive():
+        with gpulock.exclusive():
             start = time.monotonic()
             open(os.path.join(folder, f"{name}.alone"), "w").close()
             time.sleep(0.3)
             end = time.monotonic()
-        return start, end, _gpulock.waited_s(os.environ[_gpulock.GPU_LOCK_ENV], os.getpid())
+        return start, end, gpulock.waited_s(os.environ[gpulock.GPU_LOCK_ENV], os.getpid())
 
 
 def signal_parent(_: object) -> int:
@@ -154,18 +154,18 @@ def hold_shared_in_steps(args: tuple[str, str, float] | tuple[str, str, float, f
     """Take the GPU lock shared for a job of ``seconds`` in steps of 50 ms (or the fourth argument's seconds),
     calling ``yield_to_timing`` between steps (touching ``dir/name.held`` once it holds the lock): the (start,
     end) of every step."""
-    from evaluations.worker import _gpulock
+    from evaluations.worker import gpulock
 
     folder, name, seconds, step_s = (*args, 0.05)[:4]
     steps: list[tuple[float, float]] = []
-    with _gpulock.shared():
+    with gpulock.shared():
         open(os.path.join(folder, f"{name}.held"), "w").close()
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             start = time.monotonic()
             time.sleep(step_s)
             steps.append((start, time.monotonic()))
-            _gpulock.yield_to_timing()
+            gpulock.yield_to_timing()
     return steps
 
 
@@ -179,31 +179,29 @@ def _try_write(path: str, text: str = "x") -> str:
 
 
 def confined_writes(args: tuple[object, list[str]]) -> dict[str, str]:
-    """Confine this worker as a candidate's (``_worker.confine_writes``), then try to write each path, from this
-    thread and from the parent-watch thread (which candidate code could reach through a patched function)."""
+    """Confine this worker as a candidate's (``confine_writes``), then try to write each path, from this thread and
+    from the parent-watch thread (which candidate code could reach through a patched function)."""
     import tempfile
     import threading
 
-    from evaluations.worker import _isolation, _worker
+    from evaluations.worker import confine_writes, in_every_thread
 
     job, paths = args
-    _worker.confine_writes(job)
+    confine_writes(job)
     found = {path: _try_write(path) for path in paths}
     found["temporary file"] = _try_write(tempfile.mktemp())
-    done = threading.Event()
+    here = threading.current_thread()
 
     def from_watcher() -> None:
-        found["watcher: " + paths[-1]] = _try_write(paths[-1])
-        done.set()
+        if threading.current_thread() is not here:  # this thread has tried already
+            found["watcher: " + paths[-1]] = _try_write(paths[-1])
 
-    _isolation._WATCH_TASKS.append(from_watcher)
-    _isolation._WATCH_WAKE.set()
-    done.wait(10)
+    in_every_thread(from_watcher)
     found["a new thread's name"] = _name_a_new_thread()
     if os.environ.get("KVERDICT_GPU_LOCK"):  # a concurrent run's lock: taken shared, then alone, while confined
-        from evaluations.worker import _gpulock
+        from evaluations.worker import gpulock
 
-        with _gpulock.shared("confined"), _gpulock.exclusive():
+        with gpulock.shared("confined"), gpulock.exclusive():
             found["the GPU lock"] = "held"
     runner = f"/proc/{os.getppid()}/oom_score_adj"  # its own value written back: harmless if it were let through
     found["the runner's /proc"] = _try_write(runner, Path(runner).read_text())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evaluations.cli import main
-from schemas._audit import AuditReport
+from schemas import AuditReport
 
 PLANTED = {
     "1_sound_gemm.py": """

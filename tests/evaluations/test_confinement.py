@@ -19,7 +19,7 @@ import pytest
 
 import schemas
 from evaluations.run import load_module, worker_environment
-from evaluations.worker import _landlock
+from evaluations.worker import scopes_signals, unavailable
 from evaluations.zoo import ZOO_DIR, load_attacks
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def _records(out: Path, model: str) -> dict[str, schemas.Record]:
 
 
 def _manifest_findings(out: Path) -> list[str]:
-    from schemas._validate import validate
+    from schemas import validate
 
     return [str(f) for f in validate([out], root=out) if f.field == "(manifest)"]
 
@@ -103,7 +103,7 @@ def test_attack_gets_its_declared_status(entry, scenario):
 def test_a_signal_to_the_runner_fails_only_its_candidate(scenario, name, signal_name):
     record = scenario["records"][f"1_relu_nonneg__{name}.py"]
     assert record.status == "runtime_error"
-    if _landlock.scopes_signals():  # the kernel refuses the signal: the runner never receives it
+    if scopes_signals():  # the kernel refuses the signal: the runner never receives it
         assert "PermissionError: [Errno 1] Operation not permitted" in record.error, record.error
     else:
         assert f"the candidate sent {signal_name} to the runner" in record.error
@@ -131,7 +131,7 @@ def test_a_poisoned_bytecode_cache_poisons_nothing(scenario):
     assert honest.status == "correct", honest.error  # judged against the real problem, not zeros
 
 
-@pytest.mark.skipif(_landlock.unavailable() is not None, reason="this kernel has no Landlock")
+@pytest.mark.skipif(unavailable() is not None, reason="this kernel has no Landlock")
 def test_a_candidate_cannot_change_the_records_folder(scenario):
     assert scenario["findings"] == []  # the attack's rewrite and deletions were all refused
     record = scenario["records"]["1_relu_nonneg__tamper_records.py"]

@@ -210,7 +210,7 @@ def test_a_killed_driver_stops_its_lanes_and_the_rerun_finishes_the_work(serial,
 
 def test_a_hung_lane_is_killed_at_its_batch_deadline_with_its_process_group(tmp_path, fixtures_dir, monkeypatch):
     from evaluations import load_inputs
-    from evaluations.executors import _local
+    from evaluations.executors import local
     from evaluations.run import RunConfig
 
     loaded = load_inputs(fixtures_dir / "problems", _cands(tmp_path / "c", fixtures_dir, ("2_tiny_add.py",)),
@@ -221,8 +221,8 @@ def test_a_hung_lane_is_killed_at_its_batch_deadline_with_its_process_group(tmp_
         script = f"import os,subprocess,time; p=subprocess.Popen(['sleep','600']); open({str(child_pid)!r},'w').write(str(p.pid)); time.sleep(600)"
         return subprocess.Popen([sys.executable, "-c", script], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
-    monkeypatch.setattr(_local, "_start", hang)
-    monkeypatch.setattr(_local, "batch_deadline_s", lambda config, batch: 3.0)
+    monkeypatch.setattr(local, "_start", hang)
+    monkeypatch.setattr(local, "batch_deadline_s", lambda config, batch: 3.0)
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", build_dir=tmp_path / "build")
     executor = LocalExecutor(config, lanes_for("cpu", 1), workdir=tmp_path / "lanes")
     executor.workdir.mkdir()

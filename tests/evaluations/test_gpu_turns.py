@@ -16,7 +16,7 @@ import pytest
 import schemas
 from evaluations.cli import main
 from evaluations.protocols import host_speed_bound
-from schemas._validate import validate
+from schemas import validate
 
 pytestmark = pytest.mark.gpu
 IN_TURNS = "timed in turns with 3 other process(es) timing the same problem"

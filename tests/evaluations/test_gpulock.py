@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from evaluations.run import run_isolated
-from evaluations.worker import _gpulock
+from evaluations.worker import gpulock
 
 
 @pytest.fixture
 def lock(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "gpu.lock"
-    monkeypatch.setenv(_gpulock.GPU_LOCK_ENV, str(path))
+    monkeypatch.setenv(gpulock.GPU_LOCK_ENV, str(path))
     return path
 
 
@@ -34,11 +34,11 @@ def _run(tmp_path: Path, name: str, payload: object, tag: str, timeout_s: float 
 
 
 def test_without_the_variable_both_holds_are_no_ops(tmp_path, monkeypatch):
-    monkeypatch.delenv(_gpulock.GPU_LOCK_ENV, raising=False)
-    with _gpulock.shared(), _gpulock.exclusive():
+    monkeypatch.delenv(gpulock.GPU_LOCK_ENV, raising=False)
+    with gpulock.shared(), gpulock.exclusive():
         pass
     assert list(tmp_path.iterdir()) == []
-    assert _gpulock.waited_s(None, os.getpid()) == 0.0
+    assert gpulock.waited_s(None, os.getpid()) == 0.0
 
 
 def _touched(path: Path, limit_s: float = 60.0) -> None:
@@ -171,7 +171,7 @@ def _lock_trace_script():
 def test_a_lock_trace_names_the_step_that_kept_a_timing_waiting(tmp_path, lock, monkeypatch):
     traces = tmp_path / "traces"
     traces.mkdir()
-    monkeypatch.setenv(_gpulock.TRACE_ENV, str(traces))
+    monkeypatch.setenv(gpulock.TRACE_ENV, str(traces))
     marks = tmp_path / "marks"
     marks.mkdir()
     with ThreadPoolExecutor(2) as pool:
@@ -203,7 +203,7 @@ def test_a_trial_s_reference_calls_are_steps_of_their_own(monkeypatch):
             steps.append(f"call {x.dtype}")
             return x * 2
 
-    monkeypatch.setattr(_gpulock, "yield_to_timing", lambda: steps.append("yield"))
+    monkeypatch.setattr(gpulock, "yield_to_timing", lambda: steps.append("yield"))
     out = References(Model()).run([torch.ones(3)])
     assert steps == ["call torch.float32", "yield", "call torch.float32", "yield", "call torch.float64"]
     assert out.ref64[0].dtype == torch.float64 and torch.equal(out.strict32[0], torch.full((3,), 2.0))

@@ -11,7 +11,7 @@ import os
 import pytest
 import torch
 
-from evaluations.worker import _gpulock
+from evaluations.worker import gpulock
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def steps(monkeypatch) -> list[str]:
         yield
         seen.append("in")
 
-    monkeypatch.setattr(_gpulock, "released", released)
+    monkeypatch.setattr(gpulock, "released", released)
     return seen
 
 

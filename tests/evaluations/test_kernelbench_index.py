@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluations import INDEX_PATH, REVISIONS, build_index, identify, normalized
-from evaluations._kernelbench_index import main  # the maintainer command that rewrites the index
+from evaluations import INDEX_PATH, REVISIONS, build_index, identify, index_main, normalized
 from evaluations.suite import count_source
 
 COUNT_FIELDS = ("flops", "min_bytes", "dtype", "not_counted")
@@ -88,12 +87,12 @@ def test_the_index_regenerates_and_reports_staleness(tmp_path, capsys):
                        "        return x.clone()\ndef get_inputs():\n    return [torch.randn(8)]\n"
                        "def get_init_inputs():\n    return []\n")
     index = tmp_path / "index.json"
-    assert main(["v0=" + str(tmp_path / "kb"), "--index", str(index)]) == 0
+    assert index_main(["v0=" + str(tmp_path / "kb"), "--index", str(index)]) == 0
     entry = next(iter(json.loads(index.read_text())["problems"].values()))[0]
     assert (entry["file_name"], entry["level"], entry["id"], entry["min_bytes"]) == ("1_Copy.py", 1, 1, 64.0)
-    assert main(["--check", "v0=" + str(tmp_path / "kb"), "--index", str(index)]) == 0
+    assert index_main(["--check", "v0=" + str(tmp_path / "kb"), "--index", str(index)]) == 0
     problem.write_text(problem.read_text().replace("randn(8)", "randn(9)"))
-    assert main(["--check", "v0=" + str(tmp_path / "kb"), "--index", str(index)]) == 1
+    assert index_main(["--check", "v0=" + str(tmp_path / "kb"), "--index", str(index)]) == 1
     assert "stale" in capsys.readouterr().out
     with pytest.raises(SystemExit):
-        main(["v9=" + str(tmp_path / "kb")])
+        index_main(["v9=" + str(tmp_path / "kb")])

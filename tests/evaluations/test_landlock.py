@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from evaluations.run import run_isolated
-from evaluations.worker import _landlock
+from evaluations.worker import restrict_writes, scopes_signals, unavailable
 
-pytestmark = pytest.mark.skipif(_landlock.unavailable() is not None, reason="this kernel has no Landlock")
+pytestmark = pytest.mark.skipif(unavailable() is not None, reason="this kernel has no Landlock")
 
 
 def _in_child(body) -> int:
@@ -35,7 +35,7 @@ def test_writes_beneath_the_given_folders_only_from_every_later_thread_and_proce
     other.mkdir()
 
     def body() -> None:
-        _landlock.restrict_writes([mine])
+        restrict_writes([mine])
         (mine / "a").write_text("x")
         os.replace(mine / "a", mine / "b")  # making, renaming and removing stay possible inside
         (mine / "b").unlink()
@@ -102,14 +102,14 @@ def test_a_candidate_worker_writes_its_own_scope_and_nothing_of_the_run(tmp_path
     assert result.value.get("the GPU lock") == ("held" if lock else None)
 
 
-@pytest.mark.skipif(not _landlock.scopes_signals(), reason="this kernel's Landlock cannot scope signals (ABI < 6)")
+@pytest.mark.skipif(not scopes_signals(), reason="this kernel's Landlock cannot scope signals (ABI < 6)")
 def test_signals_reach_only_the_confined_process_and_its_children(tmp_path):
     parent = os.getpid()
     received = []
     previous = signal.signal(signal.SIGUSR1, lambda *_: received.append(True))
 
     def body() -> None:
-        _landlock.restrict_writes([tmp_path], scope_signals=True)
+        restrict_writes([tmp_path], scope_signals=True)
         with pytest.raises(PermissionError):
             os.kill(parent, signal.SIGUSR1)
         child = os.fork()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import schemas
-from evaluations.worker import _landlock
+from evaluations.worker import unavailable
 from evaluations.zoo import ZOO_DIR
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def test_a_kernel_that_writes_beside_itself_and_under_home_is_judged_on_its_meri
     assert list(records["home"].iterdir()) == []  # nor the user's home
 
 
-@pytest.mark.skipif(_landlock.unavailable() is not None, reason="this kernel has no Landlock")
+@pytest.mark.skipif(unavailable() is not None, reason="this kernel has no Landlock")
 def test_a_write_confinement_refused_is_labelled_with_its_path(records):
     record = records["writes_fixed_path"]
     assert record.status == "compile_error"  # it fails where it imports, as it would on any confined machine

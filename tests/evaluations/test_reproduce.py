@@ -20,8 +20,7 @@ from evaluations.run import (
     records_root_of,
     reproduce,
 )
-from schemas import KernelSource, ProblemRef, TimingConfig, load_record, record_relpath
-from schemas._validate import validate
+from schemas import KernelSource, ProblemRef, TimingConfig, load_record, record_relpath, validate
 
 REPO = Path(__file__).resolve().parents[2]
 DATASETS = REPO.parent / "shared" / "datasets"

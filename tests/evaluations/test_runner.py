@@ -116,7 +116,7 @@ def test_a_record_of_another_protocol_version_is_not_finished_work(main_run):
     from types import SimpleNamespace
 
     from evaluations.run import finished_record
-    from schemas._manifest import Manifest
+    from schemas import Manifest
 
     base, _, _ = main_run
     path = next(p for p in (base / "out").rglob("*.json") if "_baselines" not in p.parts)

@@ -45,9 +45,9 @@ def test_summarize_refuses_impossible_times():
 
 def test_the_sm_clock_reading_is_kept_with_the_timing_and_bad_readings_are_dropped():
     from evaluations.protocols.verified import summarize_verified
-    from evaluations.timing.probe import _clock_median
+    from evaluations.timing import clock_median
 
-    stats = summarize_verified([1.0, 1.1, 0.9], "cuda_events", sm_clock_mhz=_clock_median([1980.0, float("nan"), 1965.0, 0.0]))
+    stats = summarize_verified([1.0, 1.1, 0.9], "cuda_events", sm_clock_mhz=clock_median([1980.0, float("nan"), 1965.0, 0.0]))
     assert stats.sm_clock_mhz == 1972.5
     assert summarize_verified([1.0], "host_clock").sm_clock_mhz is None
-    assert _clock_median([float("nan")]) is None
+    assert clock_median([float("nan")]) is None

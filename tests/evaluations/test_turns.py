@@ -13,13 +13,13 @@ import pytest
 
 import schemas
 from evaluations.cli import main
-from evaluations.timing import _turns
-from schemas._validate import validate
+from evaluations.timing import Abandoned, Turns, create, mark_gone
+from schemas import validate
 
 
 def _party(path: Path, party: int, rounds: int, log: list[tuple[int, bool]], lock: threading.Lock) -> None:
     """Take turns until told to stop; satisfied after ``rounds`` turns of its own."""
-    turns = _turns.Turns(path, party)
+    turns = Turns(path, party)
     taken = 0
     while True:
         stop = turns.take()
@@ -46,7 +46,7 @@ def _run(path: Path, rounds: dict[int, int]) -> list[tuple[int, bool]]:
 
 
 def test_parties_take_turns_in_a_fixed_round_until_every_one_is_satisfied(tmp_path):
-    path = _turns.create(tmp_path / "t.json", 3)
+    path = create(tmp_path / "t.json", 3)
     log = _run(path, {0: 2, 1: 5, 2: 3})
 
     # party 1, the slowest, is satisfied at its fifth turn: the stop comes then, and each has one last turn
@@ -57,32 +57,32 @@ def test_parties_take_turns_in_a_fixed_round_until_every_one_is_satisfied(tmp_pa
 
 
 def test_a_gone_party_is_skipped_and_the_others_go_on(tmp_path):
-    path = _turns.create(tmp_path / "t.json", 3)
-    _turns.mark_gone(path, 1)  # its worker ended before its first turn (a baseline that failed to load)
+    path = create(tmp_path / "t.json", 3)
+    mark_gone(path, 1)  # its worker ended before its first turn (a baseline that failed to load)
     log = _run(path, {0: 2, 2: 2})
     assert [p for p, _ in log] == [0, 2, 0, 2, 0, 2]
     assert [stop for _, stop in log] == [False] * 4 + [True] * 2
 
 
 def test_the_others_are_abandoned_when_the_lead_ends_before_the_stop(tmp_path):
-    path = _turns.create(tmp_path / "t.json", 2)
-    waiting = _turns.Turns(path, 1)
-    lead = _turns.Turns(path, 0)
+    path = create(tmp_path / "t.json", 2)
+    waiting = Turns(path, 1)
+    lead = Turns(path, 0)
     assert lead.take() is False
     lead.give(False)
     assert waiting.take() is False
     waiting.give(False)  # the turn is the lead's again; its worker then dies
-    _turns.mark_gone(path, 0)
-    with pytest.raises(_turns.Abandoned, match="nothing to compare with"):
+    mark_gone(path, 0)
+    with pytest.raises(Abandoned, match="nothing to compare with"):
         waiting.take()
 
 
 def test_the_lead_alone_stops_by_its_own_rule_once_the_others_are_gone(tmp_path):
-    path = _turns.create(tmp_path / "t.json", 2)
-    lead = _turns.Turns(path, 0)
+    path = create(tmp_path / "t.json", 2)
+    lead = Turns(path, 0)
     assert lead.take() is False
     lead.give(False)
-    _turns.mark_gone(path, 1)  # a baseline's worker crashed mid-way
+    mark_gone(path, 1)  # a baseline's worker crashed mid-way
     assert lead.take() is False  # its turn again at once: nobody else is left
     lead.give(True)
     assert lead.take() is True
@@ -90,10 +90,10 @@ def test_the_lead_alone_stops_by_its_own_rule_once_the_others_are_gone(tmp_path)
 
 def test_a_turns_file_needs_a_party(tmp_path):
     with pytest.raises(ValueError, match="at least one party"):
-        _turns.create(tmp_path / "t.json", 0)
-    path = _turns.create(tmp_path / "t.json", 2)
+        create(tmp_path / "t.json", 0)
+    path = create(tmp_path / "t.json", 2)
     with pytest.raises(ValueError, match="party 2 of 2"):
-        _turns.Turns(path, 2)
+        Turns(path, 2)
 
 
 def test_a_timing_takes_its_turns_on_the_rounds_core_and_gets_its_own_cores_back(tmp_path):
@@ -103,7 +103,7 @@ def test_a_timing_takes_its_turns_on_the_rounds_core_and_gets_its_own_cores_back
 
     before = os.sched_getaffinity(0)
     core = min(before)
-    path = _turns.create(tmp_path / "t.json", 1)
+    path = create(tmp_path / "t.json", 1)
     sets = [[torch.randn(64)] for _ in range(2)]
     seen: set[frozenset[int]] = set()
 

@@ -21,6 +21,7 @@ from evaluations.protocols.verified import (
     draw,
     flags_set,
     fresh_seeds,
+    judge_precision,
     median_ci,
     median_ci_ranks,
     mutated_inputs,
@@ -34,7 +35,6 @@ from evaluations.protocols.verified import (
     storage_overlap,
     summarize_verified,
 )
-from evaluations.protocols.verified._precision import judge  # the precision policy's; the face's judge re-runs
 from evaluations.timing import TimingPlan, time_calls
 
 TOL = Tolerance(1e-3, 1e-3)
@@ -101,8 +101,8 @@ def test_grouped_median_is_steady_where_the_pooled_median_jumps_between_groups()
 
 def test_candidate_within_budget_passes_and_beyond_fails():
     ref = torch.linspace(-2, 2, 101, dtype=torch.float64)
-    ok = judge((ref + 5e-4).float(), ref, ref.float(), ref.float(), TOL)
-    bad = judge((ref + 5e-2).float(), ref, ref.float(), ref.float(), TOL)
+    ok = judge_precision((ref + 5e-4).float(), ref, ref.float(), ref.float(), TOL)
+    bad = judge_precision((ref + 5e-2).float(), ref, ref.float(), ref.float(), TOL)
     assert ok.passed and ok.budget < 1
     assert not bad.passed and bad.budget > 10 and "error budget" in bad.message
 
@@ -112,10 +112,10 @@ def test_fp32_overflow_on_x3_inputs_must_be_matched_not_avoided():
     fp32 = ref.float()  # inf, 2, -inf: PyTorch's own float32 overflows
     honest = torch.tensor([float("inf"), 2.0, float("-inf")])
     clipped = torch.tensor([3.4e38, 2.0, -3.4e38])
-    assert judge(honest, ref, fp32, fp32, TOL).passed
-    verdict = judge(clipped, ref, fp32, fp32, TOL)
+    assert judge_precision(honest, ref, fp32, fp32, TOL).passed
+    verdict = judge_precision(clipped, ref, fp32, fp32, TOL)
     assert not verdict.passed and "overflows" in verdict.message
-    nan_where_finite = judge(torch.tensor([float("inf"), float("nan"), float("-inf")]), ref, fp32, fp32, TOL)
+    nan_where_finite = judge_precision(torch.tensor([float("inf"), float("nan"), float("-inf")]), ref, fp32, fp32, TOL)
     assert not nan_where_finite.passed and "not finite" in nan_where_finite.message
 
 
@@ -123,8 +123,8 @@ def test_long_reduction_is_held_to_twice_pytorchs_own_float32_error():
     # Sums of 2**24 positive terms: float32 accumulation drifts by ~0.3%, PyTorch's own result included.
     ref = torch.full((16,), float(1 << 24), dtype=torch.float64)
     pytorch32 = (ref * (1 - 3e-3)).float()
-    near = judge((ref * (1 - 5e-3)).float(), ref, pytorch32, pytorch32, TOL)
-    far = judge((ref * (1 - 7e-3)).float(), ref, pytorch32, pytorch32, TOL)
+    near = judge_precision((ref * (1 - 5e-3)).float(), ref, pytorch32, pytorch32, TOL)
+    far = judge_precision((ref * (1 - 7e-3)).float(), ref, pytorch32, pytorch32, TOL)
     assert near.strict_budget == pytest.approx(3.0, rel=1e-3)  # PyTorch float32 itself exceeds the budget
     assert near.passed and near.budget == pytest.approx(5.0, rel=1e-3)  # within 2 x 3.0
     assert not far.passed and "PyTorch float32 itself uses 3" in far.message
@@ -135,12 +135,12 @@ def test_tf32_reference_error_is_the_allowance_when_it_is_the_worse_one():
     strict = ref.float()
     tf32 = (ref * (1 + 2e-3)).float()  # TF32 matmul off by 0.2%: budget ~2
     candidate = (ref * (1 + 3e-3)).float()  # 1.5x TF32's error
-    verdict = judge(candidate, ref, strict, tf32, TOL)
+    verdict = judge_precision(candidate, ref, strict, tf32, TOL)
     assert verdict.passed and verdict.tf32_budget > 1 and verdict.strict_budget < 1e-3
 
 
 def test_shape_mismatch_fails_with_both_shapes_named():
-    v = judge(torch.zeros(3), torch.zeros(4, dtype=torch.float64), torch.zeros(4), torch.zeros(4), TOL)
+    v = judge_precision(torch.zeros(3), torch.zeros(4, dtype=torch.float64), torch.zeros(4), torch.zeros(4), TOL)
     assert not v.passed and "(3,)" in v.message and "(4,)" in v.message
 
 
@@ -387,18 +387,18 @@ def test_a_graph_whose_work_ran_outside_it_is_told_apart_from_one_holding_a_stal
 
 
 def test_graph_outputs_are_compared_within_float_noise_by_shape_and_exactly_for_integers():
-    from evaluations.timing.graphs import _mismatch
+    from evaluations.timing import output_mismatch
 
     x = torch.linspace(-1, 1, 50)
-    assert _mismatch([x + 1e-6], [x]) is None
-    assert _mismatch([x + 0.01], [x]) == "output 0 differs from an eager call's on the same inputs"
-    assert _mismatch([x, x[:3]], [x, x]) == "output 1 has shape (3,), an eager call's (50,)"
+    assert output_mismatch([x + 1e-6], [x]) is None
+    assert output_mismatch([x + 0.01], [x]) == "output 0 differs from an eager call's on the same inputs"
+    assert output_mismatch([x, x[:3]], [x, x]) == "output 1 has shape (3,), an eager call's (50,)"
     nan = torch.tensor([float("nan"), 1.0])
-    assert _mismatch([nan], [nan.clone()]) is None and _mismatch([nan], [torch.tensor([0.0, 1.0])]) is not None
+    assert output_mismatch([nan], [nan.clone()]) is None and output_mismatch([nan], [torch.tensor([0.0, 1.0])]) is not None
     inf = torch.tensor([float("inf"), -float("inf"), 1.0])  # an overflow the graph and the eager call share
-    assert _mismatch([inf], [inf.clone()]) is None and _mismatch([inf], [-inf]) is not None
-    assert _mismatch([torch.tensor([1, 2])], [torch.tensor([1, 3])]) is not None
-    assert _mismatch(["not a tensor"], [x]) is None
+    assert output_mismatch([inf], [inf.clone()]) is None and output_mismatch([inf], [-inf]) is not None
+    assert output_mismatch([torch.tensor([1, 2])], [torch.tensor([1, 3])]) is not None
+    assert output_mismatch(["not a tensor"], [x]) is None
 
 
 def test_a_graph_reusing_one_output_buffer_is_judged_by_the_last_calls_answer(monkeypatch):

@@ -226,7 +226,7 @@ def test_cudnn_benchmark_is_labelled_and_its_speedups_use_baselines_timed_with_i
 
 
 def test_the_validator_accepts_flagged_baselines_beside_plain_ones(v12_run):
-    from schemas._validate import validate
+    from schemas import validate
 
     out, _ = v12_run
     # fixture kernels live outside out/, and the quick CPU run's reduced trials are recorded and refused as such:

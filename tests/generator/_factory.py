@@ -1,11 +1,11 @@
-"""Fixture record folders for the generator and site tests, built from generator._synthetic specs."""
+"""Fixture record folders for the generator and site tests, built from synthetic specs (``generator.Spec``)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from generator._synthetic import Spec, write_specs
+from generator import Spec, write_specs
 
 XSS_MODEL = '<script>window.__kv_pwned = 1</script><img src=x onerror="window.__kv_pwned = 2">'
 """A model name that would run script if any page inserted it as HTML."""

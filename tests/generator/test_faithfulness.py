@@ -9,10 +9,7 @@ from pathlib import Path
 import pytest
 
 from evaluations.protocols import quantile
-from generator._inputs import read_self_speedup
-from generator._load import rows_table
-from generator._pages import SiteData, faithfulness
-from generator._sql import aggregate
+from generator import SiteData, aggregate, faithfulness, read_self_speedup, rows_table
 from schemas import RecordError
 
 STD, VER = "kernelbench / standard (3 warm-ups, 100 calls, mean)", "verified (flush, ...)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import schemas
-from generator._record_pages import render_record_page
+from generator import render_record_page
 
 REPO = Path(__file__).resolve().parents[2]
 

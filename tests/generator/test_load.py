@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from _factory import XSS_MODEL, site_fixture
 
-from generator import _load
-from generator._load import PageTarget, load_rows
+from generator import PageTarget, load, load_rows, record_files
 from schemas import RecordError
 
 
@@ -26,7 +25,7 @@ def _pages(site: Path) -> dict[str, str]:
 
 def test_worker_pool_reads_the_same_rows_and_writes_the_same_pages(records: Path, tmp_path: Path, monkeypatch):
     serial = load_rows(records, pages=PageTarget(str(tmp_path / "one"), str(tmp_path)), workers=1)
-    monkeypatch.setattr(_load, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(load, "PARALLEL_FROM", 1)
     pooled = load_rows(records, pages=PageTarget(str(tmp_path / "pool"), str(tmp_path)), workers=2)
     assert pooled.files == serial.files == 52
     assert pooled.table.equals(serial.table)  # same rows, in the same (file) order
@@ -37,14 +36,14 @@ def test_worker_pool_reads_the_same_rows_and_writes_the_same_pages(records: Path
 
 
 def test_worker_pool_reports_the_first_invalid_record_by_file_and_field(records: Path, monkeypatch):
-    order = _load._relpaths(records)  # the loader's file order
-    bad = [records / rel for rel in order if rel.endswith("0002-problem_1_2__s1.json")]
+    order = record_files(records)  # the loader's file order
+    bad = [path for path in order if path.name.endswith("0002-problem_1_2__s1.json")]
     assert len(bad) == 6  # three models x two protocols
     for path in (bad[0], bad[-1]):
         data = json.loads(path.read_text())
         data["model"]["sample"] = -3
         path.write_text(json.dumps(data))
-    monkeypatch.setattr(_load, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(load, "PARALLEL_FROM", 1)
     with pytest.raises(RecordError) as caught:
         load_rows(records, display_root=Path("records"), workers=2)
     assert caught.value.path == str(Path("records") / bad[0].relative_to(records))
@@ -83,7 +82,7 @@ def _hostile_tree(root: Path) -> Path:
 def test_the_site_shows_accepted_but_hostile_values_inert(tmp_path: Path):
     from _sitebuild import mkdocs_build
 
-    from schemas._validate import validate
+    from schemas import validate
 
     records = _hostile_tree(tmp_path / "repo" / "records")
     assert validate(root=records) == []  # accepted: HTML, escape codes and formula-like names are data

@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from generator._load import COLUMNS, rows_table
-from generator._sql import aggregate
+from generator import COLUMNS, aggregate, rows_table
 
 
 def row(model: str, pid: int, status: str = "correct", speedup: float | None = 1.0, **kw) -> dict:

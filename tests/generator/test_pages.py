@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import re
 
-from generator._load import COLUMNS, rows_table
-from generator._pages import SiteData, charts, default_selection, integrity, leaderboard
-from generator._sql import aggregate
+from generator import COLUMNS, SiteData, aggregate, charts, default_selection, integrity, leaderboard, rows_table
 
 
 def row(model: str, pid: int, protocol: str = "verified", **kw) -> dict:

@@ -10,10 +10,7 @@ from pathlib import Path
 import pytest
 from test_pages import html_of, row
 
-from generator._attacks import ATTACKS, read_attacks
-from generator._load import rows_table
-from generator._pages import SiteData, integrity, leaderboard
-from generator._sql import aggregate
+from generator import ATTACKS, SiteData, aggregate, integrity, leaderboard, read_attacks, rows_table
 from schemas import RecordError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 from _factory import XSS_MODEL, reader_fixture, site_fixture
 from _sitebuild import mkdocs_build
 
-from generator._synthetic import Spec, write_specs
+from generator import Spec, write_specs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -127,23 +127,23 @@ def test_an_invalid_record_fails_the_build_naming_file_and_field(tmp_path: Path)
 
 
 def test_a_timing_row_shows_calls_per_pair_and_the_sm_clock_when_measured():
-    from generator._record_pages import _timing_row
+    from generator import timing_row
     from schemas import TimingStats
 
     base = {"calls": 100, "mean_ms": 0.01, "median_ms": 0.01, "min_ms": 0.009, "max_ms": 0.012, "std_ms": 0.001}
     with_clock = TimingStats(method="cuda_events", calls_per_sample=8, sm_clock_mhz=1980.4, **base)
-    row = _timing_row("candidate", with_clock, None)
+    row = timing_row("candidate", with_clock, None)
     assert "<td>8</td>" in row and "1980 MHz" in row
-    assert "MHz" not in _timing_row("candidate", TimingStats(method="host_clock", **base), None)
+    assert "MHz" not in timing_row("candidate", TimingStats(method="host_clock", **base), None)
 
 
 def test_a_host_bound_timing_is_marked_and_an_eager_one_warned_about():
-    from generator._record_pages import _timing_row, render_record_page
+    from generator import render_record_page, timing_row
     from schemas import Record, TimingStats
 
     base = {"calls": 100, "mean_ms": 12.0, "median_ms": 12.0, "min_ms": 11.0, "max_ms": 20.0, "std_ms": 1.0}
-    assert "cuda_graph, host-bound" in _timing_row("candidate", TimingStats(method="cuda_graph", host_bound=True, **base), None)
-    assert "host-bound" not in _timing_row("candidate", TimingStats(method="cuda_events", **base), None)
+    assert "cuda_graph, host-bound" in timing_row("candidate", TimingStats(method="cuda_graph", host_bound=True, **base), None)
+    assert "host-bound" not in timing_row("candidate", TimingStats(method="cuda_events", **base), None)
     path = next(p for p in sorted((REPO / "records" / "h200").rglob("*.json")) if "_baselines" not in p.parts)
     record = Record.model_validate_json(path.read_text(encoding="utf-8"))
     row = {"timestamp": "2026-11-29T12:00:00Z", "path": path.relative_to(REPO / "records").as_posix(),

@@ -7,11 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator._build import physics_rows
-from generator._load import COLUMNS, rows_table
-from generator._physics import Ceiling, Floors, OutputSize, check
-from generator._sql import aggregate
-from generator._suites import read_suites
+from generator import COLUMNS, Ceiling, Floors, OutputSize, aggregate, check, physics_rows, read_suites, rows_table
 
 REPO = Path(__file__).resolve().parents[2]
 

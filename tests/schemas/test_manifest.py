@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schemas._manifest import MANIFEST_RELPATH, Manifest, manifest_problems
-from schemas._validate import validate
+from schemas import MANIFEST_RELPATH, Manifest, manifest_problems, validate
 
 
 def _written(root: Path, rel: str, text: str) -> Path:

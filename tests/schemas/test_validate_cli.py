@@ -95,7 +95,7 @@ def test_root_option_lays_out_paths_under_another_folder(tree: Path, capsys: pyt
 
 def test_a_records_folder_named_from_elsewhere_is_checked_as_its_own_root(
         tree: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from schemas._manifest import Manifest
+    from schemas import Manifest
 
     manifest = Manifest(tree)
     for path in sorted(tree.rglob("*.json")):

@@ -1,4 +1,4 @@
-"""A corpus of bad record files, each refused by ``schemas._validate.validate`` with the right one-line reason."""
+"""A corpus of bad record files, each refused by ``schemas.validate`` with the right one-line reason."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from _record_factory import as_data, make_baseline, make_record, place, sha
 
-from schemas import MAX_RECORD_BYTES, Record, Roofline, record_relpath
-from schemas._validate import MAX_STRING_CHARS, validate
+from schemas import MAX_RECORD_BYTES, MAX_STRING_CHARS, Record, Roofline, record_relpath, validate
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schemas._validate import validate
+from schemas import validate
 
 REPO = Path(__file__).resolve().parents[2]
 

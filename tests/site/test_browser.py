@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generator"))
 from _factory import FIXTURE_MODEL, IMPOSSIBLE_MODEL, XSS_MODEL, reader_fixture  # noqa: E402
 from _sitebuild import ROOT, mkdocs_build  # noqa: E402
 
-from generator._synthetic import Spec, write_specs  # noqa: E402
+from generator import Spec, write_specs  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -31,7 +31,7 @@ from . import _provenance
 from ._checklog import CheckLog
 from ._distributions import DISTRIBUTIONS, Distribution, draw, fresh_seeds
 from ._memory import prefill_allocator, sentinel_count
-from ._precision import PrecisionVerdict, Tolerance, judge, precision_class_of, tolerance_for
+from ._precision import PrecisionVerdict, Tolerance, judge_precision, precision_class_of, tolerance_for
 from ._reference import ReferenceOutputs, References
 from ._scan import scan
 from ._setup import Settings, build_reference, configure, seed_all, timing_sets, to_device
@@ -135,7 +135,7 @@ def verdict_of(outs: list[Any], ref: ReferenceOutputs, tol: Tolerance) -> Precis
             return PrecisionVerdict(False, None, None, None, None,
                                     f"output dtype {o.dtype} differs from the reference's {s.dtype}")
         plain = o.as_subclass(torch.Tensor) if type(o) is not torch.Tensor else o
-        verdicts.append(judge(plain, r64, s, t, tol))
+        verdicts.append(judge_precision(plain, r64, s, t, tol))
     failed = [v for v in verdicts if not v.passed]
     return failed[0] if failed else max(verdicts, key=lambda v: v.budget or 0.0)
 
@@ -218,7 +218,7 @@ def _determinism(ctx: Context, seed: int) -> None:
     for a, b in zip(first, second, strict=False):
         if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
             same_nan = bool((torch.isnan(a) == torch.isnan(b)).all())
-            v = judge(b, a.double(), a, a, ctx.tol)
+            v = judge_precision(b, a.double(), a, a, ctx.tol)
             if not same_nan or (v.budget is not None and v.budget > 1.0):
                 ctx.log.check("determinism", f"two calls on the same input differ (budget {v.budget or float('nan'):.3g}, "
                               f"NaN pattern {'same' if same_nan else 'different'})")

@@ -85,8 +85,8 @@ def _finite_or_none(value: float) -> float | None:
     return value if value == value and abs(value) != float("inf") else None
 
 
-def judge(out: torch.Tensor, ref64: torch.Tensor, strict32: torch.Tensor, tf32: torch.Tensor,
-          tol: Tolerance) -> PrecisionVerdict:
+def judge_precision(out: torch.Tensor, ref64: torch.Tensor, strict32: torch.Tensor, tf32: torch.Tensor,
+                    tol: Tolerance) -> PrecisionVerdict:
     """Judge one candidate output against the float64 reference and PyTorch's two float32 outputs."""
     if tuple(out.shape) != tuple(ref64.shape):
         return PrecisionVerdict(False, None, None, None, None,

@@ -26,7 +26,7 @@ from ...worker import _gpulock
 from ...worker._worker import describe, load_problem
 from ._distributions import DISTRIBUTIONS, draw
 from ._integrity import outputs_of
-from ._precision import Tolerance, judge
+from ._precision import Tolerance, judge_precision
 from ._reference import References
 from ._setup import build_reference, seed_all, to_device
 
@@ -111,7 +111,7 @@ def _judge(outs: list[Any], variant: _Variant, tol: Tolerance) -> tuple[float | 
             return None, f"output {i} is {type(o).__name__}, not a tensor"
         if o.dtype != s.dtype:
             return None, f"output {i} dtype {o.dtype} differs from the reference's {s.dtype}"
-        verdict = judge(o.as_subclass(torch.Tensor), r64, s, t, tol)
+        verdict = judge_precision(o.as_subclass(torch.Tensor), r64, s, t, tol)
         if not verdict.passed:
             return verdict.budget, f"output {i}: {verdict.message}"
         worst = max(worst, verdict.budget or 0.0)
