@@ -9,9 +9,8 @@ import pytest
 import torch
 
 from evaluations import protocols
-from evaluations.protocols import Maximum, allclose, filled, pieces
+from evaluations.protocols import Maximum, allclose, filled, pieces, verified
 from evaluations.protocols import standard as std
-from evaluations.protocols import verified
 
 
 @pytest.fixture
@@ -84,7 +83,7 @@ def test_the_standard_comparison_in_pieces_matches_the_whole_one(small_pieces, n
 def test_the_verified_precision_judgement_in_pieces_matches_the_whole_one(small_pieces, monkeypatch, nan_at):
     out, ref = _pair(nan_at=nan_at)
     tol = verified.Tolerance(1e-3, 1e-3)
-    judge = importlib.import_module(verified.precision_class.__module__).judge
+    judge = verified.judge_precision
     in_pieces = judge(out, ref.double(), ref, ref, tol)
     monkeypatch.setattr(importlib.import_module(protocols.pieces.__module__), "PIECE_ELEMENTS", 1 << 24)
     whole = judge(out, ref.double(), ref, ref, tol)

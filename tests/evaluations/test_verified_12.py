@@ -268,9 +268,15 @@ def test_a_kernel_relying_on_its_inputs_structure_is_labelled_not_hacked(v12_run
 
 
 def test_a_cache_keyed_on_the_timing_buffers_is_a_stale_answer_not_structure(v12_run):
-    record = v12_run[1]["2_triu_matmul__stale"]  # its timed answer is no earlier draw's, but a copy of the inputs is right
+    # Its timed answer is the one it cached for its buffers: the answer for the set's values before the last refresh
+    # where the timing refreshed the set once since, else no earlier draw's, while a copy of the inputs gets the right
+    # one. How many refreshes a timing makes follows the machine's speed (its calls are capped in time), so either
+    # evidence may name the stale answer; neither is structure.
+    record = v12_run[1]["2_triu_matmul__stale"]
     failed = {c.name: c.evidence for c in record.integrity if not c.passed}
-    assert record.status == "hacked" and "called again on a copy of the same inputs it is right" in failed[
-        "recheck-after-timing"], failed
+    evidence = failed.get("recheck-after-timing", "")
+    assert record.status == "hacked" and evidence.endswith(("a stale answer", "(a stale answer)")), failed
+    assert ("called again on a copy of the same inputs it is right" in evidence
+            or "it is the answer for its values before the last refresh" in evidence), failed
     assert "structure-specific" not in record.labels
 
