@@ -10,7 +10,9 @@ candidate's, its judge's, a baseline's) as a multiple of one call's bytes (its i
 On the CPU, resident memory stands for the device's: the same tensors are made and let go, without the CUDA
 allocator's cache. On CUDA (``--device cuda``) the figure is device memory: the most that any one process held on
 the GPU, sampled through NVML every 0.1 s while the run goes (its CUDA context and the allocator's cache
-included, which is what the device must have room for).
+included, which is what the device must have room for), and below each run's row the peak of each kind of job
+(candidate, judge, baseline by kind, memory; each worker's job read from its lock trace): the figures that the
+runner's admission by memory estimates (``FOOTPRINT_FACTOR`` in ``evaluations/run/_admission.py``).
 
     python3 benchmarks/protocol_memory.py [--mib 256] [--protocols standard,verified] [--device cpu]
 """
@@ -81,6 +83,9 @@ class _DevicePeak:
         pynvml.nvmlInit()
         self._nvml, self._handle = pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
         self.peak, self._stop = 0, threading.Event()
+        self.by_pid: dict[int, int] = {}
+        """Peak device bytes of each process of the run, by pid (NVML's pids: the workers' own where the run's
+        processes see the host's pid space, as on the device machine)."""
         self.before = {p.pid: int(p.usedGpuMemory or 0) for p in self._processes()}
         """Processes on the device before the run (another job's): not counted, and named in the output."""
         self._thread = threading.Thread(target=self._loop, daemon=True)
@@ -92,7 +97,9 @@ class _DevicePeak:
         while not self._stop.wait(0.1):
             for proc in self._processes():
                 if proc.pid not in self.before:
-                    self.peak = max(self.peak, int(proc.usedGpuMemory or 0))
+                    used = int(proc.usedGpuMemory or 0)
+                    self.peak = max(self.peak, used)
+                    self.by_pid[proc.pid] = max(self.by_pid.get(proc.pid, 0), used)
 
     def __enter__(self) -> _DevicePeak:
         self._thread.start()
@@ -103,9 +110,26 @@ class _DevicePeak:
         self._thread.join(2)
 
 
-def _peak_of_run(folder: Path, name: str, protocol: str, device: str) -> tuple[int, int]:
+def _by_job(trace: Path, by_pid: dict[int, int]) -> dict[str, int]:
+    """Peak device bytes by kind of job (``candidate:standard``, ``baseline:verified:compile``, ...): each worker's
+    kind from its lock trace (``trace-<pid>.txt``, its first line naming its job), its peak from ``by_pid``."""
+    from lock_trace import job_kind  # benchmarks/lock_trace.py, beside this script
+
+    out: dict[str, int] = {}
+    for path in trace.glob("trace-*.txt"):
+        pid = int(path.stem.split("-")[-1])
+        first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0].split(" ", 2)
+        if pid in by_pid and len(first) == 3:
+            kind = job_kind(first[2])
+            out[kind] = max(out.get(kind, 0), by_pid[pid])
+    return out
+
+
+def _peak_of_run(folder: Path, name: str, protocol: str, device: str, call_bytes: int) -> tuple[int, int]:
     """(peak bytes of the largest process of one ``kverdict eval`` run: resident on the CPU, on the GPU its device
-    memory; the run's exit status). A run that fails has its error output's last lines printed."""
+    memory; the run's exit status). A run that fails has its error output's last lines printed. On the GPU the run's
+    workers share a GPU lock and trace their use of it, which names each one's job: the peak of each kind of job is
+    printed below the run's row."""
     script = textwrap.dedent(f"""\
         import resource, subprocess, sys
         rc = subprocess.call([sys.executable, "-m", "evaluations.cli", "eval", "--problems", {str(folder / 'problems')!r},
@@ -117,8 +141,14 @@ def _peak_of_run(folder: Path, name: str, protocol: str, device: str) -> tuple[i
         """)
     # the repository first, then whatever the caller's path holds (the packages a device machine was given)
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    trace = folder / f"trace-{name}-{protocol}"
+    if device == "cuda":
+        (folder / "lock").mkdir(exist_ok=True)
+        trace.mkdir()
+        env.update(KVERDICT_GPU_LOCK=str(folder / "lock" / "gpu.lock"), KVERDICT_GPU_TRACE=str(trace))
     run = lambda: subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,  # noqa: E731
-                                 check=True, env={**os.environ, "PYTHONPATH": path})
+                                 check=True, env=env)
     if device != "cuda":
         peak, rc = (int(v) for v in run().stdout.split())
     else:
@@ -128,6 +158,11 @@ def _peak_of_run(folder: Path, name: str, protocol: str, device: str) -> tuple[i
         if watch.before:  # printed above the run's row
             print(f"  (not counted: {len(watch.before)} process(es) on the device before this run, "
                   f"{sum(watch.before.values()) / 2**20:.0f} MiB)")
+        jobs = _by_job(trace, watch.by_pid)
+        for kind, held in sorted(jobs.items()):  # printed above the run's row, with the row's name
+            print(f"  {name} {protocol}: {kind:<32} {held / 2**20:9.0f} M {held / call_bytes:6.1f} x call")
+        if not jobs:
+            print(f"  {name} {protocol}: no worker's pid among NVML's processes: no figure by job")
     if rc:
         err = (folder / "eval.err").read_text(encoding="utf-8", errors="replace").strip().splitlines()
         print("  eval failed:\n" + "\n".join(f"    {line}" for line in err[-12:]))
@@ -156,7 +191,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="kv-mem-") as tmp:
             call_bytes = _write(Path(tmp), args.mib)
             for name, nbytes in call_bytes.items():
-                peak, rc = _peak_of_run(Path(tmp), name, protocol, args.device)
+                peak, rc = _peak_of_run(Path(tmp), name, protocol, args.device, nbytes)
                 beyond = max(0, peak - floor)
                 print(f"{name:<10} {protocol:<9} {nbytes / 2**20:7.0f} M {peak / 2**20:14.0f} M {beyond / 2**20:11.0f} M "
                       f"{beyond / nbytes:7.1f}" + (f"  (eval exited {rc})" if rc else ""))
