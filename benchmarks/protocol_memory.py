@@ -110,7 +110,7 @@ class _DevicePeak:
         self._thread.join(2)
 
 
-def _by_job(trace: Path, by_pid: dict[int, int]) -> dict[str, int]:
+def by_job(trace: Path, by_pid: dict[int, int]) -> dict[str, int]:
     """Peak device bytes by kind of job (``candidate:standard``, ``baseline:verified:compile``, ...): each worker's
     kind from its lock trace (``trace-<pid>.txt``, its first line naming its job), its peak from ``by_pid``."""
     from lock_trace import job_kind  # benchmarks/lock_trace.py, beside this script
@@ -158,7 +158,7 @@ def _peak_of_run(folder: Path, name: str, protocol: str, device: str, call_bytes
         if watch.before:  # printed above the run's row
             print(f"  (not counted: {len(watch.before)} process(es) on the device before this run, "
                   f"{sum(watch.before.values()) / 2**20:.0f} MiB)")
-        jobs = _by_job(trace, watch.by_pid)
+        jobs = by_job(trace, watch.by_pid)
         for kind, held in sorted(jobs.items()):  # printed above the run's row, with the row's name
             print(f"  {name} {protocol}: {kind:<32} {held / 2**20:9.0f} M {held / call_bytes:6.1f} x call")
         if not jobs:

@@ -207,3 +207,22 @@ def test_a_trial_s_reference_calls_are_steps_of_their_own(monkeypatch):
     out = References(Model()).run([torch.ones(3)])
     assert steps == ["call torch.float32", "yield", "call torch.float32", "yield", "call torch.float64"]
     assert out.ref64[0].dtype == torch.float64 and torch.equal(out.strict32[0], torch.full((3,), 2.0))
+
+
+def test_the_memory_benchmark_reads_each_worker_s_job_from_its_lock_trace(tmp_path, lock, monkeypatch):
+    """benchmarks/protocol_memory.py matches NVML's per-process peaks to jobs by the pid in a trace's name and the
+    job its first line names, as a worker's real trace writes them."""
+    import importlib.util
+
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    monkeypatch.setenv(gpulock.TRACE_ENV, str(traces))
+    with gpulock.shared("judge:verified:kernelbench/1/21:0123456789abcdef"):
+        pass
+    _lock_trace_script()  # the benchmark reads job kinds with it
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "protocol_memory.py"
+    spec = importlib.util.spec_from_file_location("protocol_memory", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.by_job(traces, {os.getpid(): 7 << 30, os.getpid() + 1: 1}) == {"judge:verified": 7 << 30}
+    assert bench.by_job(traces, {os.getpid() + 1: 1}) == {}  # no worker's pid among NVML's: no figure
