@@ -1,15 +1,16 @@
 """How much of the device the evaluations in flight may hold: each worker is admitted with its problem's estimated
-footprint, in the order they asked, while the sum fits the device.
+footprint, in the order they asked (those that finish an evaluation first), while the sum fits the device.
 
 Several evaluations at once share one GPU's memory. A problem whose calls move gigabytes (KernelBench's current
 level 1 has inputs and outputs of 4-13 GB) makes a worker hold many times one call's bytes: its correctness trials'
 inputs, reference and candidate outputs, its timing's input sets and the outputs it keeps for them, the outside
 batch. Beside others such a worker runs out of memory, and so do they; each attempt costs the run tens of seconds
 and ends in an evaluation put off to be done again alone. So the runner estimates each problem's footprint from the
-peak bytes of one call that its baselines measured (:data:`FOOTPRINT_FACTOR` times the largest, by job), admits a worker only
-while the estimates in flight fit the device's memory (:class:`Admission`), and puts off at once, to be evaluated
-alone, what cannot fit beside anything. A problem with no measured peak yet counts as an equal share of the device.
-An estimate that is too low still ends in the out-of-memory path it replaces; one too high only costs concurrency.
+peak bytes of one call that its baselines measured (:data:`FOOTPRINT_FACTOR` times the largest, by protocol and job),
+admits a worker only while the estimates in flight fit the device's memory (:class:`Admission`), and puts off at
+once, to be evaluated alone, what cannot fit beside anything. A problem with no measured peak yet counts as an equal share of the device.
+An estimate that is too low still ends in the out-of-memory path it replaces; one too high costs concurrency (on the
+H200 in session 28, factors of 8 let one evaluation of KernelBench's current level 1 run at a time).
 """
 
 from __future__ import annotations
