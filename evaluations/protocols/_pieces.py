@@ -45,6 +45,20 @@ class Maximum:
         return None if self._best is None else float(self._best)
 
 
+def error_maxima(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
+                 mask: torch.Tensor | None = None) -> tuple[float | None, float | None]:
+    """(max |out - ref|, max |out - ref| / (atol + rtol |ref|)) over the elements ``mask`` selects (all by
+    default), in float64 a piece at a time: None where it selects none, NaN where a selected one is NaN."""
+    worst_abs, worst_share = Maximum(), Maximum()
+    for o, r, *m in pieces(out, ref, *([] if mask is None else [mask])):
+        r = r.double()
+        diff = (o.double() - r).abs()
+        share = diff / (atol + rtol * r.abs())
+        worst_abs.add(diff[m[0]] if m else diff)
+        worst_share.add(share[m[0]] if m else share)
+    return worst_abs.value, worst_share.value
+
+
 def filled(like: torch.Tensor, fill: Callable[..., torch.Tensor], *others: torch.Tensor) -> torch.Tensor:
     """A float64 tensor of ``like``'s shape whose every piece is ``fill(piece of like, pieces of others...)``:
     an element-wise float64 result made without whole-size float64 temporaries."""

@@ -26,7 +26,7 @@ from ..worker import _gpulock
 from ..worker._evidence import Exhibits, judge_outer, outer_batch, rule_trials
 from ..worker._worker import load_candidate, load_problem
 from ._outcomes import BaselineOutcome, CandidateOutcome, summarize
-from ._pieces import Maximum, allclose, filled, pieces
+from ._pieces import allclose, error_maxima, filled
 from .verified._integrity import outputs_of
 
 SEED = 42
@@ -131,13 +131,7 @@ def _collect_cuda(fn: Callable[[], Any], warmup: int, calls: int, sync_each_call
 def _budget(out: torch.Tensor, ref: torch.Tensor) -> tuple[float | None, float | None]:
     """(max |out - ref|, the largest share of the tolerance used), in float64 a piece at a time; (None, None)
     where either is not finite."""
-    worst_abs, worst_budget = Maximum(), Maximum()
-    for o, r in pieces(out, ref):
-        r64 = r.double()
-        diff = (o.double() - r64).abs()
-        worst_abs.add(diff)
-        worst_budget.add(diff / (INFO.atol + INFO.rtol * r64.abs()))
-    max_abs, budget = worst_abs.value or 0.0, worst_budget.value or 0.0
+    max_abs, budget = (0.0 if v is None else v for v in error_maxima(out, ref, INFO.atol, INFO.rtol))
     finite = math.isfinite(budget) and math.isfinite(max_abs)
     return (max_abs, budget) if finite else (None, None)
 

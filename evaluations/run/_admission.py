@@ -8,9 +8,10 @@ batch. Beside others such a worker runs out of memory, and so do they; each atte
 and ends in an evaluation put off to be done again alone. So the runner estimates each problem's footprint from the
 peak bytes of one call that its baselines measured (:data:`FOOTPRINT_FACTOR` times the largest, by protocol and job),
 admits a worker only while the estimates in flight fit the device's memory (:class:`Admission`), and puts off at
-once, to be evaluated alone, what cannot fit beside anything. A problem with no measured peak yet counts as an equal share of the device.
-An estimate that is too low still ends in the out-of-memory path it replaces; one too high costs concurrency (on the
-H200 in session 28, factors of 8 let one evaluation of KernelBench's current level 1 run at a time).
+once, to be evaluated alone, what cannot fit beside anything. A problem with no measured peak yet counts as an equal
+share of the device. An estimate that is too low still ends in the out-of-memory path it replaces; one too high costs
+concurrency (on the H200 in session 28, factors of 8 let one evaluation of KernelBench's current level 1 run at a
+time).
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ CONTEXT_BYTES = 1 << 30
 """Device memory each worker's CUDA context and allocator slack take beyond its tensors."""
 
 
+def _factors(protocol: str) -> dict[str, int]:
+    """:data:`FOOTPRINT_FACTOR` of ``protocol``; the verified protocol's, the larger, for one it does not name."""
+    return FOOTPRINT_FACTOR.get(protocol, FOOTPRINT_FACTOR["verified"])
+
+
 def device_bytes() -> int | None:
     """Total memory of the device the workers use, through NVML; None where NVML cannot tell."""
     handle = nvml_handle()
@@ -75,8 +81,8 @@ class Admission:
 
     The first in line waits until its bytes fit beside those held, or nothing is held; those behind it wait for it,
     so a large evaluation is not starved by small ones slipping past. Follow-ups (:data:`FOLLOW_UPS`) stand in line
-    before the others. Without a budget every worker is admitted at
-    once. Callers put off beforehand what exceeds the budget alone (:meth:`fits_beside_none`)."""
+    before the others. Without a budget every worker is admitted at once. Callers put off beforehand what exceeds
+    the budget alone (:meth:`fits_beside_none`)."""
 
     def __init__(self, budget: int | None, concurrent: int) -> None:
         self.budget, self.share = budget, (budget // max(1, concurrent) if budget is not None else None)
@@ -90,16 +96,16 @@ class Admission:
         """Estimated footprint of a worker of ``job`` (a phase) under ``protocol`` whose problem's one call peaks at
         ``peak_bytes`` (None: not yet measured, an equal share of the budget); 0 for a job that holds no device
         memory (a phase not in :data:`FOOTPRINT_FACTOR`: a build)."""
-        factors = FOOTPRINT_FACTOR.get(protocol, FOOTPRINT_FACTOR["verified"])
-        if job not in factors:
+        factor = _factors(protocol).get(job)
+        if factor is None:
             return 0
         if peak_bytes is None:
             return self.share or 0
-        return factors[job] * peak_bytes
+        return factor * peak_bytes
 
     def largest_need(self, peak_bytes: int | None, protocol: str) -> int:
         """The largest footprint among the workers of an evaluation under ``protocol``."""
-        return max(self.need(peak_bytes, job, protocol) for job in FOOTPRINT_FACTOR["verified"])
+        return max(self.need(peak_bytes, job, protocol) for job in _factors(protocol))
 
     def fits_beside_none(self, need: int) -> bool:
         """Whether ``need`` exceeds the whole budget: such an evaluation runs alone or not at all."""

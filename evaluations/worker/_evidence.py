@@ -22,6 +22,7 @@ import torch
 
 from schemas import CorrectnessCheck
 
+from ..protocols._pieces import PIECE_ELEMENTS
 from ..protocols.verified._distributions import DISTRIBUTIONS, draw
 from ..protocols.verified._integrity import outputs_of, tensor_bytes
 from ..run._judge import Judgement, Ruling
@@ -117,9 +118,9 @@ def outer_inputs(get_inputs: Any, seed: int, device: torch.device) -> list[Any]:
     return draw(get_inputs, DISTRIBUTIONS[0], seed, device, on_device=True)
 
 
-FINGERPRINT_CHUNK = 1 << 24
-"""Elements of an output fingerprinted at a time: the float64 work on a large output stays this size (128 MiB per
-temporary) instead of several times the output's own."""
+FINGERPRINT_CHUNK = PIECE_ELEMENTS
+"""Elements of an output fingerprinted at a time, the protocols' comparison piece: the float64 work on a large output
+stays this size (128 MiB per temporary) instead of several times the output's own."""
 WEIGHTS_KEPT = 1 << 23
 """Outputs of at most this many elements keep their weights between fingerprints (64 MiB of float64 each); larger
 ones have theirs computed chunk by chunk each time, as the sums go."""

@@ -18,7 +18,7 @@ import torch
 
 from schemas import CorrectnessCheck, PrecisionClass
 
-from .._pieces import Maximum, pieces
+from .._pieces import Maximum, error_maxima, pieces
 
 ALLOWANCE = 2.0
 """How many times PyTorch's own worse float32 error a candidate may use when that exceeds the budget."""
@@ -58,19 +58,13 @@ def tolerance_for(dtype: str, default: Tolerance) -> Tolerance:
 def budget_used(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, mask: torch.Tensor | None = None) -> float:
     """max |out - ref| / (atol + rtol |ref|) over the elements selected by ``mask`` (all by default), in float64 a
     piece at a time."""
-    worst = Maximum()
-    for o, r, *m in pieces(out, ref, *([] if mask is None else [mask])):
-        r = r.double()
-        ratio = (o.double() - r).abs() / (tol.atol + tol.rtol * r.abs())
-        worst.add(ratio[m[0]] if m else ratio)
-    return 0.0 if worst.value is None else worst.value
+    return _errors(out, ref, tol, mask)[1]
 
 
-def _max_abs(out: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor) -> float:
-    worst = Maximum()
-    for o, r, m in pieces(out, ref, mask):
-        worst.add((o.double() - r.double()).abs()[m])
-    return 0.0 if worst.value is None else worst.value
+def _errors(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, mask: torch.Tensor | None) -> tuple[float, float]:
+    """(max |out - ref|, :func:`budget_used`) in one pass, 0 for both where ``mask`` selects nothing."""
+    max_abs, budget = error_maxima(out, ref, tol.atol, tol.rtol, mask)
+    return 0.0 if max_abs is None else max_abs, 0.0 if budget is None else budget
 
 
 def _scale(ref: torch.Tensor, mask: torch.Tensor) -> float:
@@ -104,8 +98,7 @@ def judge_precision(out: torch.Tensor, ref64: torch.Tensor, strict32: torch.Tens
         return PrecisionVerdict(False, None, _finite_or_none(strict_b), _finite_or_none(tf32_b), None,
                                 f"output is not finite at {bad_nonfinite} elements where PyTorch float32 is finite")
     compared = torch_finite
-    budget = budget_used(out, ref64, tol, compared)
-    max_abs = _max_abs(out, ref64, compared)
+    max_abs, budget = _errors(out, ref64, tol, compared)
     missing_overflow = int((torch_overflow & out_finite).sum())
     allowed = 1.0 if worse <= 1.0 else ALLOWANCE * worse
     message = None
