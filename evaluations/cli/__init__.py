@@ -17,6 +17,9 @@ from ..worker import _confine
 COMMAND_MODULES = ("eval", "validate", "audit", "reproduce")
 """Modules of this package that register subcommands, in help order."""
 
+RUNNER_MODULES = ("torch", "numpy")
+"""What the runner extra brings: a command that needs one of them says how to install it."""
+
 
 class UserError(Exception):
     """A mistake in how the command was called; printed as one line, exit status 2."""
@@ -48,6 +51,13 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"kverdict {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        if exc.name not in RUNNER_MODULES:
+            raise
+        print(f"kverdict {args.command}: error: this command needs {exc.name}, which is not installed; "
+              "install the runner extra: pip install 'kernelverdict[runner]' (or pip install -e '.[runner]' "
+              "in a checkout)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"kverdict {args.command}: interrupted; finished records are kept, re-run to resume", file=sys.stderr)

@@ -26,7 +26,8 @@ from ._outcomes import (
     uses_graph,
 )
 
-_PART_OF = {name: "_pieces" for name in ("PIECE_ELEMENTS", "Maximum", "allclose", "error_maxima", "filled", "pieces")}
+_PART_OF = {name: "_pieces" for name in ("PIECE_ELEMENTS", "Maximum", "Piecewise", "allclose", "error_maxima", "pieces",
+                                          "piecewise")}
 """Names imported on first use (they import torch; this face does not)."""
 
 __all__ = [

@@ -59,17 +59,18 @@ def error_maxima(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
     return worst_abs.value, worst_share.value
 
 
-def filled(like: torch.Tensor, fill: Callable[..., torch.Tensor], *others: torch.Tensor) -> torch.Tensor:
-    """A float64 tensor of ``like``'s shape whose every piece is ``fill(piece of like, pieces of others...)``:
-    an element-wise float64 result made without whole-size float64 temporaries."""
-    out = torch.empty(like.shape, dtype=torch.float64, device=like.device)
-    flat = out.view(-1)
-    at = 0
-    for part in pieces(like, *others):
-        n = part[0].numel()
-        flat[at:at + n] = fill(*part)
-        at += n
-    return out
+Piecewise = Callable[[int, int], torch.Tensor]
+"""Elements ``start:stop`` of an element-wise result over tensors flattened in row-major order, made when asked."""
+
+
+def piecewise(fill: Callable[..., torch.Tensor], *tensors: torch.Tensor) -> Piecewise:
+    """``fill`` of the same stretch of each of ``tensors`` (all of one number of elements, flattened row-major),
+    for the stretch asked for: an element-wise float64 result (a judge's allowed error of each element) that is
+    never whole, whatever the tensors' size."""
+    flats = [t.reshape(-1) for t in tensors]
+    if any(f.numel() != flats[0].numel() for f in flats):
+        raise ValueError(f"a piecewise result of tensors of {[f.numel() for f in flats]} elements")
+    return lambda start, stop: fill(*(f[start:stop] for f in flats))
 
 
 def allclose(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> bool:

@@ -26,7 +26,7 @@ from ..worker import _gpulock
 from ..worker._evidence import Exhibits, judge_outer, outer_batch, rule_trials
 from ..worker._worker import load_candidate, load_problem
 from ._outcomes import BaselineOutcome, CandidateOutcome, summarize
-from ._pieces import allclose, error_maxima, filled
+from ._pieces import Piecewise, allclose, error_maxima, piecewise
 from .verified._integrity import outputs_of
 
 SEED = 42
@@ -248,9 +248,9 @@ def judge(request: JudgeRequest) -> Judgement:
 
         rule_trials(out, request.reported, request.evidence, rule)
         if request.outer_plan is not None and request.fingerprints is not None:
-            def ref_of(x: list[Any]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+            def ref_of(x: list[Any]) -> tuple[list[torch.Tensor], list[Piecewise]]:
                 rs = [t.detach() for t in outputs_of(reference(*x))]
-                return rs, [filled(t, lambda r: INFO.atol + INFO.rtol * r.double().abs()) for t in rs]
+                return rs, [piecewise(lambda r: INFO.atol + INFO.rtol * r.double().abs(), t) for t in rs]
 
             out.outer_mismatch, out.outer_overhead_s = judge_outer(ref_of, problem.get_inputs, device,
                                                                    request.outer_plan, request.fingerprints, False)

@@ -22,7 +22,7 @@ import torch
 
 from schemas import CorrectnessCheck
 
-from ..protocols._pieces import PIECE_ELEMENTS
+from ..protocols._pieces import PIECE_ELEMENTS, Piecewise
 from ..protocols.verified._distributions import DISTRIBUTIONS, draw
 from ..protocols.verified._integrity import outputs_of, tensor_bytes
 from ..run._judge import Judgement, Ruling
@@ -303,15 +303,15 @@ def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch
             ask(("failed", f"{type(exc).__name__}: {exc}"[:400]))
 
 
-def _bound(ref: torch.Tensor, tol: torch.Tensor, j: int) -> tuple[float, float, float, float]:
-    """Reference fingerprints of output ``j`` and the differences the tolerance allows (``Z`` deviations), summed
-    :data:`FINGERPRINT_CHUNK` elements at a time."""
+def _bound(ref: torch.Tensor, allowed: Piecewise, j: int) -> tuple[float, float, float, float]:
+    """Reference fingerprints of output ``j`` and the differences its elements' allowed errors permit (``Z``
+    deviations), summed :data:`FINGERPRINT_CHUNK` elements at a time, each piece's allowed errors made as it is
+    summed."""
     r_all = ref.contiguous().reshape(-1)
-    t_all = torch.broadcast_to(tol, ref.shape).contiguous().reshape(-1)
     shape = tuple(ref.shape)
     sums = torch.zeros(6, dtype=torch.float64, device=ref.device)
     for a, b, index in _index_pieces(shape, None, ref.device):
-        r, t = r_all[a:b].to(torch.float64), t_all[a:b].to(torch.float64)
+        r, t = r_all[a:b].to(torch.float64), allowed(a, b).to(torch.float64)
         w1, w2 = _weights(shape, None, j, 0, index), _weights(shape, None, j, 1, index)
         lin, sq = w1 * r, w2 * r * r.abs()
         sums += torch.stack([lin.sum(), sq.sum(), ((w1 * t) ** 2).sum(), ((w2 * (2 * r.abs() * t + t * t)) ** 2).sum(),
@@ -320,12 +320,12 @@ def _bound(ref: torch.Tensor, tol: torch.Tensor, j: int) -> tuple[float, float, 
     return ref1, ref2, Z * math.sqrt(var1) + 1e-9 * abs1, Z * math.sqrt(var2) + 1e-9 * abs2
 
 
-def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[torch.Tensor]]], get_inputs: Any,
+def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[Piecewise]]], get_inputs: Any,
                 device: torch.device, plan: dict[str, Any], prints: list[float], graphs: bool) -> tuple[str | None, float]:
     """In the judge's worker: (why the outside batch's fingerprints are wrong, or None; seconds that drawing and
     fingerprinting its answers cost, timed as the worker's batch runs: the same draws and fingerprints, one wait
     for the device at the end, the GPU held alone). ``reference(inputs)`` gives the reference outputs and each
-    one's allowed error, element by element."""
+    one's allowed errors (element by element, a stretch of the flattened output at a time: :func:`evaluations.protocols.piecewise`)."""
     seeds = outer_seeds(int(plan["seed"]), int(plan["calls"]))
     at, mismatch, first = 0, None, None
     for i, seed in enumerate(seeds):
@@ -357,7 +357,7 @@ def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[
     return mismatch, overhead
 
 
-def _compare_prints(got: list[float], refs: list[torch.Tensor], tols: list[torch.Tensor], seed: int,
+def _compare_prints(got: list[float], refs: list[torch.Tensor], tols: list[Piecewise], seed: int,
                     i: int) -> str | None:
     if len(got) != 2 * len(refs):
         return f"call {i}: {len(got)} fingerprints for {len(refs)} outputs"

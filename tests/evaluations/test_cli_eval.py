@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import pytest
 
@@ -86,3 +87,19 @@ def test_concurrent_evaluations_need_a_gpu(capsys, fixtures_dir, tmp_path):
     _one_line_error(capsys, [*base, "--device", "cpu", "--concurrent", "3"], "--concurrent above 1 needs --device cuda")
     _one_line_error(capsys, [*base, "--concurrent", "0"], "must be positive")
     assert not any(tmp_path.iterdir())
+
+
+def test_a_runner_command_without_torch_says_how_to_install_it(capsys, monkeypatch, fixtures_dir, tmp_path):
+    # None in sys.modules makes `import torch` raise ModuleNotFoundError(name="torch"), as on a machine without it
+    monkeypatch.setitem(sys.modules, "torch", None)
+    _one_line_error(capsys, ["eval", "--problems", str(fixtures_dir / "problems"), "--candidates",
+                             str(fixtures_dir / "candidates"), "--model", "m", "--out", str(tmp_path)],
+                    "needs torch, which is not installed; install the runner extra")
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_missing_module_other_than_the_runners_is_not_hidden(monkeypatch, fixtures_dir, tmp_path):
+    monkeypatch.setitem(sys.modules, "pydantic", None)
+    monkeypatch.setattr("evaluations.cli.eval.run_command", lambda args: __import__("pydantic"))
+    with pytest.raises(ModuleNotFoundError):
+        main(["eval", "--candidates", str(tmp_path), "--model", "m"])

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from evaluations import protocols
-from evaluations.protocols import Maximum, allclose, filled, pieces, verified
+from evaluations.protocols import Maximum, allclose, pieces, piecewise, verified
 from evaluations.protocols import standard as std
 
 
@@ -56,11 +56,17 @@ def test_the_maximum_over_pieces_is_the_whole_maximum_and_carries_nan():
     assert empty.value is None
 
 
-def test_filled_and_allclose_match_the_whole_tensor_forms():
+def test_a_piecewise_result_is_the_whole_one_stretch_by_stretch_and_allclose_matches():
     out, ref = _pair()
-    whole = 1e-2 + 1e-2 * ref.double().abs()
-    assert torch.equal(filled(ref, lambda r: 1e-2 + 1e-2 * r.double().abs()), whole)
-    assert filled(ref, lambda r: r.double()).dtype == torch.float64
+    n = ref.numel()
+    allowed = piecewise(lambda r: 1e-2 + 1e-2 * r.double().abs(), ref)
+    whole = (1e-2 + 1e-2 * ref.double().abs()).reshape(-1)
+    assert torch.equal(torch.cat([allowed(a, min(a + 7, n)) for a in range(0, n, 7)]), whole)
+    assert allowed(0, n).dtype == torch.float64
+    t = ref.t()  # a transposed view: its stretches follow its own row-major order, as its fingerprint's do
+    assert torch.equal(piecewise(lambda a, b: a - b, t, out.t())(3, 40), (t - out.t()).reshape(-1)[3:40])
+    with pytest.raises(ValueError, match="elements"):
+        piecewise(lambda a, b: a, ref, torch.zeros(3))
     for atol in (1e-4, 1e-2, 1.0):
         assert allclose(out, ref, atol, atol) == torch.allclose(out, ref, atol=atol, rtol=atol)
     assert allclose(torch.empty(0, 3), torch.empty(0, 3), 1e-2, 1e-2)

@@ -13,7 +13,7 @@ from ...run._judge import Judgement, JudgeRequest
 from ...worker import _gpulock
 from ...worker._evidence import judge_outer, rule_trials
 from ...worker._worker import load_problem
-from .._pieces import filled
+from .._pieces import Piecewise, piecewise
 from ._candidate import verdict_of
 from ._distributions import DISTRIBUTIONS, draw
 from ._precision import Tolerance, tolerance_for
@@ -65,7 +65,7 @@ def judge(request: JudgeRequest) -> Judgement:
     return out
 
 
-def _reference(refs: References, inputs: list[Any], tol: Tolerance) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+def _reference(refs: References, inputs: list[Any], tol: Tolerance) -> tuple[list[torch.Tensor], list[Piecewise]]:
     """float64 reference outputs and each element's allowed error: the tolerance, or three times what PyTorch's
     own float32 arithmetic (strict or TF32) misses by, whichever is larger."""
     ref = refs.run(inputs)
@@ -74,5 +74,6 @@ def _reference(refs: References, inputs: list[Any], tol: Tolerance) -> tuple[lis
         base = tol.atol + tol.rtol * r64.abs()
         return torch.maximum(base, 3 * torch.maximum((s.double() - r64).abs(), (t.double() - r64).abs()))
 
-    # a piece at a time: the whole-size float64 temporaries of a large output would crowd the device
-    return list(ref.ref64), [filled(r64, allowed, s, t) for r64, s, t in zip(ref.ref64, ref.strict32, ref.tf32, strict=True)]
+    # made a piece at a time as the fingerprints' bounds are summed: a whole-size float64 tolerance (and its
+    # temporaries) of a large output would crowd the device
+    return list(ref.ref64), [piecewise(allowed, r64, s, t) for r64, s, t in zip(ref.ref64, ref.strict32, ref.tf32, strict=True)]
