@@ -73,8 +73,8 @@ class RunnerBase:
         self.say: Callable[[str], None] = lambda _: None
         """Where the run tells what it cannot wait to tell (a failed baseline, an evaluation put off): its console."""
 
-    def _job(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None,
-             pacer: BaselineRecord | None = None, flags: AlgorithmFlags = ()) -> Job:
+    def job_of(self, protocol: str, problem: Problem, candidate: Candidate | None = None, kind: str | None = None,
+               pacer: BaselineRecord | None = None, flags: AlgorithmFlags = ()) -> Job:
         """A worker's job: a candidate's or a baseline's, timed like ``pacer`` (its problem's eager baseline)."""
         options: dict[str, Any] = dict(self.config.options)
         if pacer is not None:  # one timing method per problem; options given on the command line win

@@ -20,7 +20,7 @@ from ._base import RunnerBase
 class TakingTurns(RunnerBase):
     """Whether :class:`~evaluations.run.Runner` times a candidate in turns with its baselines, and that timing."""
 
-    def _in_turns(self, module: ModuleType, baselines: dict[str, BaselineRecord]) -> bool:
+    def takes_turns(self, module: ModuleType, baselines: dict[str, BaselineRecord]) -> bool:
         """Whether a candidate is timed in turns with its baselines: when asked for, or where the protocol
         does so for a problem whose eager baseline follows the host's own speed (``host_speed_bound``: a
         graph could not hold the call), as that speed then sets every timing of the problem."""
@@ -44,7 +44,7 @@ class TakingTurns(RunnerBase):
         shared = {"turns": str(path), "turn_cpu": _turns.round_core()}
         jobs = [replace(job, options={**job.options, **shared, "party": 0})]
         for party, kind in enumerate(kinds, 1):
-            own = self._job(job.protocol, self.problems[job.problem.key], kind=kind, pacer=eager)
+            own = self.job_of(job.protocol, self.problems[job.problem.key], kind=kind, pacer=eager)
             jobs.append(replace(own, options={**own.options, **shared, "party": party}))
         untimed = threading.Event()
         cancel = _AnySet(self.cancel, untimed)  # baselines stop once the candidate ended without a timing

@@ -25,7 +25,7 @@ class Preparing(RunnerBase):
         jobs: dict[str, Job] = {}
         for name, c in todo:
             if c.sha256 not in jobs and _extensions.kernel_language(c.source) != "pytorch":
-                jobs[c.sha256] = self._job(name, self.problems[c.problem_key], c)
+                jobs[c.sha256] = self.job_of(name, self.problems[c.problem_key], c)
         return list(jobs.values())
 
     def compile_warmups(self, todo: list[tuple[str, Candidate]]) -> list[Job]:
@@ -39,7 +39,7 @@ class Preparing(RunnerBase):
             path = baseline_path(self.config.out_dir, self.env, self.infos[protocol], problem, "compile")
             if (protocol, problem.key, "compile") not in self._baselines and \
                     self._reuse_baseline(path, problem, self.infos[protocol]) is None:
-                jobs[c.problem_key] = self._job(protocol, problem, kind="compile")
+                jobs[c.problem_key] = self.job_of(protocol, problem, kind="compile")
         return list(jobs.values())
 
     def beside(self, jobs: list[Job]) -> list[Job]:

@@ -77,10 +77,10 @@ class Runner(Preparing, TakingTurns):
             return None
         if record is None:
             # paced like the candidate: by the eager baseline of PyTorch's default flags, itself included when flagged
-            needed, pacer = self._pacer(protocol, problem, None if flags else kind)
+            needed, pacer = self.pacer_of(protocol, problem, None if flags else kind)
             if needed and pacer is None:
                 return None  # the eager baseline failed (already reported) or was interrupted
-            job = self._job(protocol, problem, kind=kind, pacer=pacer, flags=flags)
+            job = self.job_of(protocol, problem, kind=kind, pacer=pacer, flags=flags)
             tag = flag_tag(kind, flags)
             result = self._isolated("evaluations.worker._worker:run_job", job, f"baseline-{protocol}-"
                                     f"{problem.sha256[:12]}-{tag}", self.config.timeout_s, "baseline")
@@ -126,7 +126,7 @@ class Runner(Preparing, TakingTurns):
         return (f"needs about {need / 2**30:.0f} GiB of the device ({peak / 2**30:.1f} GiB at the peak of one call), "
                 f"more than the {(self.admission.budget or 0) / 2**30:.0f} GiB that the evaluations in flight may hold")
 
-    def _pacer(self, protocol: str, problem: Problem, kind: str | None = None) -> tuple[bool, BaselineRecord | None]:
+    def pacer_of(self, protocol: str, problem: Problem, kind: str | None = None) -> tuple[bool, BaselineRecord | None]:
         """(whether a pacer is needed, the pacer): the baseline whose calls per event pair and method
         (eager calls or CUDA graph replays) every other timing of the problem reuses (the eager one).
         Not needed for the pacer itself, nor where the protocol times one call per pair anyway (the
@@ -179,7 +179,7 @@ class Runner(Preparing, TakingTurns):
         if not self.built(candidate):  # its build, beside this chunk's baselines, did not end: interrupted
             return None
         tag = f"eval-{protocol}-{candidate.sha256[:16]}"
-        job, evidence = _judge.prepare_job(self._job(protocol, problem, candidate, pacer=self._pacer(protocol, problem)[1]),
+        job, evidence = _judge.prepare_job(self.job_of(protocol, problem, candidate, pacer=self.pacer_of(protocol, problem)[1]),
                                            self.config.build_dir, tag)
         outcome = self._build_errors.get(candidate.sha256)
         in_turns: dict[str, BaselineRecord] = {}
@@ -267,7 +267,7 @@ class Runner(Preparing, TakingTurns):
         run was interrupted meanwhile."""
         clock = _judge.OuterClock()
         in_turns: dict[str, BaselineRecord] = {}
-        if self._in_turns(module, baselines):
+        if self.takes_turns(module, baselines):
             result, in_turns, turn_notes = self.timed_in_turns(job, baselines, tag, clock.answer)
         else:
             result, turn_notes = self._isolated("evaluations.worker._worker:run_job", job, tag, self.config.timeout_s,

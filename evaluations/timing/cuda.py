@@ -16,7 +16,7 @@ from ..protocols._outcomes import median, uses_graph
 from ..protocols.verified._distributions import refresh_in_place
 from ..protocols.verified._stats import grouped_median, summarize_verified
 from .bound import _elapsed, _synchronize
-from .graphs import _capture, _work_outside_capture
+from .graphs import _capture, work_outside_capture
 from .placements import _Placements, _Rotation
 from .plan import L2_FLUSH_BYTES, SHORT_GRAPH_MS, SPIN_MARGIN, SPIN_MAX_MS, TimingPlan, TimingRun
 from .probe import (
@@ -131,7 +131,7 @@ def _capture_graphs(t: _Timing) -> None:
     for j in range(t.places.count if t.plan.graph_short else 1):  # one graph per place, or one at the module's own
         t.places.use(j)
         captured = _capture(t.call, t.graph_sets, t.rot.sets)
-        missed = None if isinstance(captured, str) else _work_outside_capture(*captured, t.call, t.rot.sets)
+        missed = None if isinstance(captured, str) else work_outside_capture(*captured, t.call, t.rot.sets)
         if isinstance(captured, str) or missed:
             t.graphs = []
             why = (f"capture as a CUDA graph failed ({captured})" if isinstance(captured, str) else

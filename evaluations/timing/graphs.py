@@ -1,5 +1,5 @@
 """CUDA graphs of a timed call: capture, the clean-up after a capture that failed, and the check that a
-captured graph does the call's work (``_work_outside_capture``)."""
+captured graph does the call's work (``work_outside_capture``)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def output_mismatch(got: list[Any], want: list[Any]) -> str | None:
     return None
 
 
-def _work_outside_capture(graph: torch.cuda.CUDAGraph, outs: dict[int, Any], call: Callable[[int], Any],
+def work_outside_capture(graph: torch.cuda.CUDAGraph, outs: dict[int, Any], call: Callable[[int], Any],
                           sets: list[list[Any]]) -> str | None:
     """Evidence that a call's work ran outside its captured graph, or ``None``.
 

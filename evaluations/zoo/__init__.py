@@ -7,7 +7,8 @@ kernels), and whether it needs CUDA. Records of the zoo use the model names ``ex
 """
 
 from ._attacks import load_attacks
-from ._check import BothOutcomes
+from ._check import BothOutcomes, evaluate_both, evaluate_verified
 from ._manifest import ZOO_DIR, ZooEntry, load_manifest, zoo_job
 
-__all__ = ["ZOO_DIR", "BothOutcomes", "ZooEntry", "load_attacks", "load_manifest", "zoo_job"]
+__all__ = ["ZOO_DIR", "BothOutcomes", "ZooEntry", "evaluate_both", "evaluate_verified", "load_attacks", "load_manifest",
+           "zoo_job"]

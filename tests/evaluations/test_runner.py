@@ -396,21 +396,21 @@ def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_s
     asked: list[str] = []
     runner.baseline = lambda protocol, p, kind: asked.append(kind) or paced  # type: ignore[method-assign]
 
-    assert runner._pacer("verified", problem, "eager_tf32") == (False, None)  # the pacer paces itself
-    assert runner._pacer("standard", problem) == (False, None)  # one call per pair anyway
-    needed, pacer = runner._pacer("verified", problem, "compile")
+    assert runner.pacer_of("verified", problem, "eager_tf32") == (False, None)  # the pacer paces itself
+    assert runner.pacer_of("standard", problem) == (False, None)  # one call per pair anyway
+    needed, pacer = runner.pacer_of("verified", problem, "compile")
     assert needed and pacer is paced and asked == ["eager_tf32"]
     candidate = loaded.candidates[0]
-    assert runner._job("verified", problem, candidate, pacer=pacer).options["calls_per_sample"] == 4
-    assert "calls_per_sample" not in runner._job("verified", problem, candidate).options
+    assert runner.job_of("verified", problem, candidate, pacer=pacer).options["calls_per_sample"] == 4
+    assert "calls_per_sample" not in runner.job_of("verified", problem, candidate).options
     assert TimingPlan.of({"calls_per_sample": 4}).calls_per_sample == 4
     assert TimingPlan.of({}).calls_per_sample == 0  # decide from the probe
     assert calls_per_sample(0.005, 16) == 16 and calls_per_sample(0.01, 3) == 3 and calls_per_sample(0.05, 16) == 1
     # the method follows the eager baseline too: graph replays where it was host-bound, else eager calls
-    assert runner._job("verified", problem, candidate, pacer=pacer).options["cuda_graph"] == -1
+    assert runner.job_of("verified", problem, candidate, pacer=pacer).options["cuda_graph"] == -1
     graphed = eager.model_copy(update={"timing": eager.timing.model_copy(update={"method": "cuda_graph"})})
-    assert runner._job("verified", problem, candidate, pacer=graphed).options["cuda_graph"] == 1
-    assert "cuda_graph" not in runner._job("verified", problem, candidate).options
+    assert runner.job_of("verified", problem, candidate, pacer=graphed).options["cuda_graph"] == 1
+    assert "cuda_graph" not in runner.job_of("verified", problem, candidate).options
     assert TimingPlan.of({"cuda_graph": 1}).cuda_graph == 1 and TimingPlan.of({}).cuda_graph == 0
     assert uses_graph(host_ms=60.0, device_ms=80.0)  # thousands of launches: the host sets the pace
     assert not uses_graph(host_ms=0.01, device_ms=0.004)  # a tiny call: the device spin hides the host

@@ -210,12 +210,12 @@ def test_only_a_protocol_that_takes_turns_times_candidates_in_turns(tmp_path, fi
         return {kind: SimpleNamespace(timing=timing) for kind in ("eager_tf32", "eager_fp32")}
 
     cuda = runner("cuda", False)
-    assert cuda._in_turns(cuda.protocols["verified"], baselines(l3_30))  # type: ignore[arg-type]
-    assert not cuda._in_turns(cuda.protocols["verified"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
-    assert not cuda._in_turns(cuda.protocols["standard"], baselines(l3_30))  # type: ignore[arg-type]
+    assert cuda.takes_turns(cuda.protocols["verified"], baselines(l3_30))  # type: ignore[arg-type]
+    assert not cuda.takes_turns(cuda.protocols["verified"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
+    assert not cuda.takes_turns(cuda.protocols["standard"], baselines(l3_30))  # type: ignore[arg-type]
     forced = runner("cpu", True)
-    assert forced._in_turns(forced.protocols["verified"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
-    assert not forced._in_turns(forced.protocols["standard"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
+    assert forced.takes_turns(forced.protocols["verified"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
+    assert not forced.takes_turns(forced.protocols["standard"], baselines(_eager(10.0, 2.0)))  # type: ignore[arg-type]
 
 
 def test_a_speedup_between_timings_in_turns_is_the_median_of_per_round_ratios():

@@ -357,7 +357,7 @@ class _StandInGraph:
 
 
 def _capture_case(holds_work: bool, stale_while_captured: bool) -> str | None:
-    """``_work_outside_capture`` on two input sets whose 'graph' outputs are static tensors, as a real
+    """``work_outside_capture`` on two input sets whose 'graph' outputs are static tensors, as a real
     capture leaves them; ``_synchronize`` is a no-op on the CPU."""
     from evaluations.timing import graphs
 
@@ -373,7 +373,7 @@ def _capture_case(holds_work: bool, stale_while_captured: bool) -> str | None:
             for k, out in outs.items():
                 out.copy_(call(k))
 
-    return graphs._work_outside_capture(_StandInGraph(replay), outs, call, sets)  # type: ignore[arg-type]
+    return graphs.work_outside_capture(_StandInGraph(replay), outs, call, sets)  # type: ignore[arg-type]
 
 
 def test_a_graph_whose_work_ran_outside_it_is_told_apart_from_one_holding_a_stale_answer(monkeypatch):
@@ -417,8 +417,8 @@ def test_a_graph_reusing_one_output_buffer_is_judged_by_the_last_calls_answer(mo
         for k in outs:
             call(k)
 
-    assert graphs._work_outside_capture(_StandInGraph(replay), outs, call, sets) is None  # type: ignore[arg-type]
-    evidence = graphs._work_outside_capture(_StandInGraph(lambda: None), outs, call, sets)  # type: ignore[arg-type]
+    assert graphs.work_outside_capture(_StandInGraph(replay), outs, call, sets) is None  # type: ignore[arg-type]
+    evidence = graphs.work_outside_capture(_StandInGraph(lambda: None), outs, call, sets)  # type: ignore[arg-type]
     assert evidence is not None and "input set 2" in evidence
 
 

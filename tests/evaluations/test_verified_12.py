@@ -247,7 +247,7 @@ def test_on_a_gpu_torch_compile_and_cudnn_flags_pass_and_the_disguises_do_not(st
     from evaluations.zoo import load_manifest
 
     entry = next(e for e in load_manifest() if e.path.stem == stem)
-    result = run_isolated("evaluations.zoo._check:evaluate_both", (entry, "cuda", {"time_cap_s": 2.0}, str(tmp_path)),
+    result = run_isolated("evaluations.zoo:evaluate_both", (entry, "cuda", {"time_cap_s": 2.0}, str(tmp_path)),
                           timeout_s=900, log_path=tmp_path / "log")
     assert result.ok, result.output_tail[-2000:]
     verified = result.value.verified

@@ -58,7 +58,7 @@ COMPILING = "5_bias_gelu_residual__torch_compile"
 def _evaluate(entries, device: str, options: dict, tmp: Path, target: str = "evaluate_both") -> dict[str, BothOutcomes]:
     def one(entry):
         log = tmp / f"{entry.path.stem}.log"
-        result = run_isolated(f"evaluations.zoo._check:{target}", (entry, device, options, str(tmp / "build")),
+        result = run_isolated(f"evaluations.zoo:{target}", (entry, device, options, str(tmp / "build")),
                               timeout_s=600, log_path=log)
         assert result.ok, f"{entry.file}: {result.failure} {result.output_tail[-2000:]}"
         return entry.path.stem, result.value
