@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schemas import dataset_named
+
 from ._kernelbench_index import identify
 from ._loaders import CHECKOUT_SUITE, Loaded, LoadError, SourceOverride, known_meta, repo_relpath
 from ._types import Candidate, Claim, Origin, Problem
@@ -76,27 +78,24 @@ def _triton_dump_claim(row: dict[str, Any], where: str) -> Claim | None:
                  baseline="eager", ms=_number(claimed, "runtime_triton_us", f"{where}: claimed"))
 
 
+def _provenance(name: str) -> dict[str, Any]:
+    """A known public dataset's provenance as :class:`BundleFormat` fields, from the one table of them."""
+    d = dataset_named(name)
+    return {"name": d.name, "file_name": d.file_name, "model": d.model, "provider": d.provider, "url": d.url,
+            "commit": d.commit, "kernel_path": d.kernel_path, "problem_path": d.problem_path}
+
+
 KNOWN_BUNDLES: tuple[BundleFormat, ...] = (
     BundleFormat(
-        name="cuda-l1-h100", file_name="h100.jsonl", level_key="level_id", id_key="task_id",
-        problem_key="ref_code", kernel_key="custom_code", name_key=None, suite="kernelbench-v0",
-        model="CUDA-L1", provider="deepreinforce-ai/CUDA-L1",
-        url="https://github.com/deepreinforce-ai/CUDA-L1", commit="51e8356bf844101cab2aeeca4bdff47ebb1953b8",
-        kernel_path="optimized_cuda_code/h100.json", problem_path="optimized_cuda_code/h100.json",
-        rows_in_source=True, claim=_cuda_l1_claim,
+        level_key="level_id", id_key="task_id", problem_key="ref_code", kernel_key="custom_code", name_key=None,
+        suite="kernelbench-v0", rows_in_source=True, claim=_cuda_l1_claim, **_provenance("cuda-l1-h100"),
     ),
     BundleFormat(
-        name="kernelbench-triton-h200", file_name="dump.jsonl", level_key="level", id_key="problem_id",
-        problem_key="problem_source", kernel_key="kernel_source", name_key="problem_name", suite=CHECKOUT_SUITE,
-        model="KernelBench Triton dump",
-        provider="ScalingIntelligence/KernelBench, branch sokserey/tritonDump (the source does not report "
-                 "which model wrote the kernels)",
-        url="https://github.com/ScalingIntelligence/KernelBench", commit="6842d4f293f6736d758f5e1d19fee7cd1982e3fa",
-        kernel_path="triton_runs/level{level}_triton/kernels/level{level}_problem{id}_triton.py",
-        problem_path="KernelBench/level{level}/{name}", claim=_triton_dump_claim,
+        level_key="level", id_key="problem_id", problem_key="problem_source", kernel_key="kernel_source",
+        name_key="problem_name", suite=CHECKOUT_SUITE, claim=_triton_dump_claim, **_provenance("kernelbench-triton-h200"),
     ),
 )
-"""Public bundles recognised by file name and row keys (provenance: ``datasets/README.md``)."""
+"""Public bundles recognised by file name and row keys; their provenance is ``schemas.DATASETS``'."""
 
 
 def _bundle_format(path: Path, first_row: dict[str, Any]) -> BundleFormat:

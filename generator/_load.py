@@ -40,6 +40,7 @@ COLUMNS: dict[str, pa.DataType] = {
     "failed_check": pa.string(), "failed_evidence": pa.string(), "failed_names": pa.list_(pa.string()),
     "failed_evidences": pa.list_(pa.string()), "labels": pa.string(),
     "reproduces": pa.string(), "timestamp": pa.string(), "kernel_sha256": pa.string(), "kernel_path": pa.string(),
+    "kernel_url": pa.string(), "kernel_commit": pa.string(),
 }
 """Columns of the flattened ``records`` table, in order (the extra ones of ``_columns`` last)."""
 COLUMNS.update(EXTRA_COLUMNS)
@@ -117,7 +118,8 @@ def flatten(record: Record, relpath: str) -> dict:
         "failed_evidence": failed[0].evidence if failed else None, "failed_names": [c.name for c in failed],
         "failed_evidences": [c.evidence for c in failed], "labels": ", ".join(record.labels),
         "reproduces": record.reproduces, "timestamp": record.environment.timestamp.isoformat(),
-        "kernel_sha256": record.kernel.sha256, "kernel_path": record.kernel.path, **extra_columns(record),
+        "kernel_sha256": record.kernel.sha256, "kernel_path": record.kernel.path, "kernel_url": record.kernel.url,
+        "kernel_commit": record.kernel.commit, **extra_columns(record),
     }
 
 

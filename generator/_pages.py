@@ -80,6 +80,13 @@ class SiteData:
         return {r["model"]: bool(r["zoo"]) for r in self.agg.fixtures}
 
     @property
+    def in_progress(self) -> dict[tuple[str, str, str, str], dict]:
+        """(hardware, suite, model, protocol) -> the coverage row of a public dataset whose records there cover
+        fewer kernels than it holds: its figures are those of the kernels evaluated so far."""
+        return {(c["hardware"], c["suite"], c["model"], c["protocol"]): c for c in self.agg.coverage
+                if c["evaluated"] < c["kernels"]}
+
+    @property
     def verified_groups(self) -> set[tuple[str, str, str]]:
         """(hardware, suite, model) of every ranked model that has verified results."""
         return {(r["hardware"], r["suite"], r["model"]) for r in self.agg.summary if r["protocol"] == "verified"}
@@ -95,11 +102,12 @@ def problem_source_index(repo_root: Path) -> dict[str, Path]:
 
 
 def _render(data: SiteData, template: str, page_url: str, **context) -> str:
-    verified = data.verified_groups
+    verified, partial = data.verified_groups, data.in_progress
     return environment().get_template(template).render(
         root=up_to_root(page_url), model_url=model_url, problem_url=problem_url, chart_attr=chart_attr,
         has_data=has_data, slot=data.slots, fixtures=data.fixtures,
-        unverified=lambda hw, suite, model: (hw, suite, model) not in verified, **context)
+        unverified=lambda hw, suite, model: (hw, suite, model) not in verified,
+        in_progress=lambda hw, suite, model, protocol: partial.get((hw, suite, model, protocol)), **context)
 
 
 def _combos(rows: list[dict], *keys: str) -> list[tuple]:

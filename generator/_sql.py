@@ -4,7 +4,8 @@ Each ``NN_name.sql`` file is one SELECT; it becomes table ``name``, in file orde
 read earlier ones. Inputs are: ``records`` (see ``_load.COLUMNS``), ``excluded`` (problems the audit
 excluded), ``zoo_manifest``, ``self_speedup`` (the timing-faithfulness benchmark's rows,
 ``_inputs.read_self_speedup``), ``suite_sizes`` (``_suites``), ``physics`` (each record's physical-floor
-verdict, ``_physics``) and ``project`` (the provider name of the project's own records).
+verdict, ``_physics``), ``project`` (the provider name of the project's own records) and ``datasets`` (the public
+kernel datasets the project knows, ``schemas.DATASETS``: repository, commit and how many kernels each holds).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+
+from schemas import DATASETS, PublicDataset
 
 SQL_DIR = Path(__file__).resolve().parent / "sql"
 
@@ -30,6 +33,8 @@ SUITE_SIZES_SCHEMA = pa.schema([("suite", pa.string()), ("level", pa.int32()), (
                                  ("source", pa.string())])
 PHYSICS_SCHEMA = pa.schema([("path", pa.string()), ("verdict", pa.string()), ("reason", pa.string()),
                             ("floor_ms", pa.float64())])
+DATASETS_SCHEMA = pa.schema([("dataset", pa.string()), ("model", pa.string()), ("url", pa.string()),
+                             ("commit", pa.string()), ("kernels", pa.int64())])
 MANIFEST_SCHEMA = pa.schema([("file", pa.string()), ("kind", pa.string()), ("problem", pa.string()),
                              ("hack", pa.string()), ("expected_check", pa.string())])
 
@@ -61,11 +66,13 @@ class Aggregates:
     noise_band: list[dict] = field(default_factory=list)
     claim_kernels: list[dict] = field(default_factory=list)
     claims: list[dict] = field(default_factory=list)
+    coverage: list[dict] = field(default_factory=list)
 
 
 def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
             threads: int | None = None, self_speedup: list[dict] | None = None, suite_sizes: list[dict] | None = None,
-            physics: list[dict] | None = None) -> duckdb.DuckDBPyConnection:
+            physics: list[dict] | None = None,
+            datasets: tuple[PublicDataset, ...] = DATASETS) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB holding the input tables; ``records`` is a view over the Arrow table (no copy)."""
     con = duckdb.connect(":memory:")
     if threads:
@@ -79,6 +86,8 @@ def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: lis
         "self_speedup": pa.Table.from_pylist(self_speedup or [], schema=SELF_SPEEDUP_SCHEMA),
         "suite_sizes": pa.Table.from_pylist(suite_sizes or [], schema=SUITE_SIZES_SCHEMA),
         "physics": pa.Table.from_pylist(physics or [], schema=PHYSICS_SCHEMA),
+        "datasets": pa.Table.from_pylist([{"dataset": d.name, "model": d.model, "url": d.url, "commit": d.commit,
+                                           "kernels": d.kernels} for d in datasets], schema=DATASETS_SCHEMA),
     }
     for name, table in inputs.items():
         con.register(f"{name}_input", table)
@@ -116,13 +125,15 @@ ORDER = {
     "noise_band": "hardware, protocol",
     "claim_kernels": "hardware, suite, model, level, problem_id",
     "claims": "hardware, suite, model, level",
+    "coverage": "hardware, suite, model, protocol",
 }
 
 
 def aggregate(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
               self_speedup: list[dict] | None = None, suite_sizes: list[dict] | None = None,
-              physics: list[dict] | None = None) -> Aggregates:
+              physics: list[dict] | None = None, datasets: tuple[PublicDataset, ...] = DATASETS) -> Aggregates:
     """Compute every metric table from the flattened records and the other inputs (see the module docstring)."""
-    con = connect(records, excluded, manifest, self_speedup=self_speedup, suite_sizes=suite_sizes, physics=physics)
+    con = connect(records, excluded, manifest, self_speedup=self_speedup, suite_sizes=suite_sizes, physics=physics,
+                  datasets=datasets)
     run_queries(con)
     return Aggregates(**{name: fetch(con, name, order) for name, order in ORDER.items()})

@@ -2,6 +2,7 @@
 files under ``records/`` (``validate``)."""
 
 from ._audit import AUDIT_SCHEMA_VERSION, FINDING_CODES, AuditFinding, AuditReport, ProblemAudit
+from ._datasets import DATASETS, PublicDataset, dataset_named
 from ._export import SCHEMA_DIR, export_schemas, json_schemas
 from ._io import (
     MAX_RECORD_BYTES,
@@ -57,6 +58,7 @@ from ._validate import MAX_STRING_CHARS, validate
 
 __all__ = [
     "PROTOCOLS", "protocol_info",
+    "DATASETS", "PublicDataset", "dataset_named",
     "MANIFEST_RELPATH", "Manifest", "ManifestProblem", "manifest_problems",
     "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit",
     "MAX_RECORD_BYTES", "ROUNDS_MAX", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "AlgorithmFlag", "AlgorithmFlagName",

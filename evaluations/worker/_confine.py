@@ -346,9 +346,7 @@ def confined() -> Iterator[Confinement | None]:
         with allowlisted_environ() if not _ACTIVE else _nothing():
             yield _ACTIVE[0] if _ACTIVE else None
         return
-    from multiprocessing import resource_tracker
-
-    resource_tracker.ensure_running()  # now, as starting it unblocks SIGINT and SIGTERM in the calling thread
+    _start_resource_tracker()
     with watching() as watched:
         state = Confinement(runner=os.getpid(), exempt=_children(os.getpid()), watched=watched)
         subreaper = _set_subreaper(True)
@@ -363,6 +361,23 @@ def confined() -> Iterator[Confinement | None]:
             _ACTIVE.clear()
             if subreaper:
                 _set_subreaper(False)
+
+
+TRACKER_WARNINGS = "ignore:resource_tracker:UserWarning"
+"""The resource tracker's own warnings, left out of the run's output: workers end with ``os._exit`` (a candidate's
+exit hooks must not change its result) or are killed with their process group, so the semaphores their libraries
+made (``torch.compile``'s compile pools) are freed by multiprocessing's resource tracker when the run ends, which
+then warns of "leaked semaphore objects", on the terminal after the run's summary. Freeing them is its job here."""
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now, as starting it unblocks SIGINT and SIGTERM in the calling
+    thread, with :data:`TRACKER_WARNINGS` among its options (it takes this interpreter's ``-W`` options)."""
+    from multiprocessing import resource_tracker
+
+    if TRACKER_WARNINGS not in sys.warnoptions:
+        sys.warnoptions.append(TRACKER_WARNINGS)
+    resource_tracker.ensure_running()
 
 
 @contextmanager

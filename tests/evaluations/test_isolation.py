@@ -9,6 +9,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from evaluations.run import run_isolated
 
 
@@ -145,3 +147,38 @@ def test_inside_a_confined_run_a_signal_from_the_child_fails_only_that_call(tmp_
     sent, after = done.stdout.splitlines()
     assert sent.startswith("signalled_runner ") and "sent SIGINT to the runner" in sent
     assert after == "8"  # the next call runs as usual
+
+
+_LEAKING_RUN = """
+import multiprocessing as mp, os, sys
+def leak(q):
+    lock = mp.get_context("spawn").Lock()  # a semaphore, as torch.compile's compile pools make
+    q.put(lock._semlock.name)
+    os._exit(0)  # as a worker ends: no teardown that would free it
+if __name__ == "__main__":
+    from contextlib import nullcontext
+    from evaluations.worker import confined
+    with confined() if sys.argv[1] == "confined" else nullcontext():
+        ctx = mp.get_context("spawn")
+        q = ctx.SimpleQueue()
+        p = ctx.Process(target=leak, args=(q,))
+        p.start()
+        print(q.get())
+        p.join()
+"""
+
+
+@pytest.mark.parametrize("how", ["confined", "plain"])
+def test_semaphores_a_worker_leaves_are_freed_at_the_end_of_the_run_without_a_warning(tmp_path, how):
+    """Workers end with os._exit or are killed, so a semaphore a worker's library made is left to multiprocessing's
+    resource tracker, which frees it when the run ends; under confinement it does so without warning of "leaked
+    semaphore objects" after the run's summary (the plain run shows that the warning is real)."""
+    script = tmp_path / "leak.py"
+    script.write_text(_LEAKING_RUN, encoding="utf-8")
+    # the tracker holds stderr until it has freed what was left: run() returns after it ends
+    done = subprocess.run([sys.executable, str(script), how], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    name = done.stdout.strip().lstrip("/")
+    assert name and not Path("/dev/shm", f"sem.{name}").exists()  # freed either way
+    assert ("leaked semaphore" in done.stderr) == (how == "plain"), done.stderr

@@ -19,6 +19,7 @@ from evaluations import (
     load_inputs,
     load_problem_folder,
 )
+from schemas import DATASETS
 
 REVISION_SUITES = {label: rev.suite for label, rev in REVISIONS.items()}
 
@@ -107,6 +108,16 @@ def test_cuda_l1_bundle_skips_rows_without_a_kernel(datasets_dir):
     assert len(loaded.problems) == 250
     assert len(loaded.candidates) == sum(1 for r in rows if (r["custom_code"] or "").strip())
     assert {p.level for p in loaded.problems} == {1, 2, 3}
+
+
+@pytest.mark.parametrize("dataset", DATASETS, ids=lambda d: d.name)
+def test_each_known_dataset_holds_the_kernels_its_table_counts_and_names_its_provenance(datasets_dir, dataset):
+    """``schemas.DATASETS`` is what the site divides by ("n of its k kernels evaluated"): it must be the kernels
+    the loader reads from the dataset, and their records must name the table's repository and commit."""
+    loaded = load_bundle(datasets_dir / dataset.name / dataset.file_name)  # the datasets folder names them so
+    assert len(loaded.candidates) == dataset.kernels
+    assert {(c.model, c.origin.url, c.origin.commit) for c in loaded.candidates} == {
+        (dataset.model, dataset.url, dataset.commit)}
 
 
 def test_triton_dump_bundle_rows(tmp_path, datasets_dir):

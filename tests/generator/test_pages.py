@@ -3,9 +3,21 @@ message, the integrity table's folded evidence and record links, and charts with
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
-from generator import COLUMNS, SiteData, aggregate, charts, default_selection, integrity, leaderboard, rows_table
+from generator import (
+    COLUMNS,
+    SiteData,
+    aggregate,
+    charts,
+    default_selection,
+    headline,
+    integrity,
+    leaderboard,
+    rows_table,
+)
+from schemas import PublicDataset
 
 
 def row(model: str, pid: int, protocol: str = "verified", **kw) -> dict:
@@ -86,3 +98,27 @@ def test_a_chart_without_data_says_so_instead_of_drawing_empty_axes():
     assert "No correct standard result with both peak memories measured" in html
     assert 'data-chart="memory-' not in html and 'data-chart="fastp-1-standard"' in html
     assert "This comparison needs records under both protocols" in html
+
+
+def test_a_public_dataset_evaluated_in_part_says_how_far_on_every_table_and_a_complete_one_does_not():
+    """A dataset whose records cover some of its kernels ranks on the kernels evaluated so far: its fast_p and
+    means would read as the model's own without the count of what is still to come."""
+    data = PublicDataset(name="set", file_name="set.jsonl", model="M", provider="p", url="https://example.org/set",
+                         commit="c" * 40, kernel_path="k.json", problem_path="k.json", kernels=5)
+    src = {"kernel_url": data.url, "kernel_commit": data.commit}
+    rows = [row("M", pid, "standard", **src) for pid in range(3)] + [row("M", pid, **src) for pid in range(2)]
+    rows += [row("M", 1, "standard", sample=1, **src)]  # a second sample of a problem is a kernel of its own
+    rows += [row("N", pid, p, kernel_url="https://example.org/other", kernel_commit="d" * 40)
+             for pid in range(2) for p in ("standard", "verified")]
+    site = SiteData(agg=aggregate(rows_table(rows), datasets=(data,)))
+    assert [(c["model"], c["protocol"], c["evaluated"], c["kernels"]) for c in site.agg.coverage] == [
+        ("M", "standard", 4, 5), ("M", "verified", 2, 5)]
+    home = site.slots.fill(headline(site))
+    assert "under the standard protocol (4 of the dataset's 5 kernels evaluated so far)" in home
+    assert "under the verified protocol (2 of the dataset's 5 kernels evaluated so far)" in home
+    assert "kernels evaluated so far: 4 of 5 (standard), 2 of 5 (verified)" in home
+    board = site.slots.fill(leaderboard(site))
+    assert board.count("kernels evaluated so far: 4 of 5<") == 2 and board.count("kernels evaluated so far: 2 of 5<") == 2
+    whole = dataclasses.replace(data, kernels=4)
+    done = SiteData(agg=aggregate(rows_table([r for r in rows if r["protocol"] == "standard"]), datasets=(whole,)))
+    assert done.in_progress == {} and "evaluated so far" not in done.slots.fill(headline(done))
