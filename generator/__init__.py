@@ -8,7 +8,17 @@ from ._attacks import ATTACKS, read_attacks
 from ._build import BuildData, build_data, physics_rows
 from ._inputs import read_self_speedup
 from ._load import COLUMNS, PageTarget, load_rows, record_files, rows_table
-from ._pages import SiteData, charts, default_selection, faithfulness, headline, integrity, leaderboard
+from ._pages import (
+    SiteData,
+    charts,
+    claims,
+    default_selection,
+    faithfulness,
+    headline,
+    integrity,
+    leaderboard,
+    model_pages,
+)
 from ._physics import Ceiling, Floors, OutputSize, check
 from ._record_pages import render_record_page, timing_row
 from ._sql import Aggregates, aggregate, queries
@@ -17,7 +27,7 @@ from ._synthetic import Spec, write_specs
 
 __all__ = [
     "ATTACKS", "COLUMNS", "Aggregates", "BuildData", "Ceiling", "Floors", "OutputSize", "PageTarget", "SiteData", "Spec",
-    "aggregate", "build_data", "charts", "check", "default_selection", "faithfulness", "headline", "integrity",
-    "leaderboard", "load", "load_rows", "physics_rows", "queries", "read_attacks", "read_self_speedup", "read_suites", "record_files",
-    "render_record_page", "rows_table", "timing_row", "write_specs",
+    "aggregate", "build_data", "charts", "check", "claims", "default_selection", "faithfulness", "headline", "integrity",
+    "leaderboard", "load", "load_rows", "model_pages", "physics_rows", "queries", "read_attacks", "read_self_speedup",
+    "read_suites", "record_files", "render_record_page", "rows_table", "timing_row", "write_specs",
 ]

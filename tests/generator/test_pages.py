@@ -11,10 +11,12 @@ from generator import (
     SiteData,
     aggregate,
     charts,
+    claims,
     default_selection,
     headline,
     integrity,
     leaderboard,
+    model_pages,
     rows_table,
 )
 from schemas import PublicDataset
@@ -105,7 +107,7 @@ def test_a_public_dataset_evaluated_in_part_says_how_far_on_every_table_and_a_co
     means would read as the model's own without the count of what is still to come."""
     data = PublicDataset(name="set", file_name="set.jsonl", model="M", provider="p", url="https://example.org/set",
                          commit="c" * 40, kernel_path="k.json", problem_path="k.json", kernels=5)
-    src = {"kernel_url": data.url, "kernel_commit": data.commit}
+    src = {"kernel_url": data.url, "kernel_commit": data.commit, "claimed_speedup": 2.0, "claimed_baseline": "eager"}
     rows = [row("M", pid, "standard", **src) for pid in range(3)] + [row("M", pid, **src) for pid in range(2)]
     rows += [row("M", 1, "standard", sample=1, **src)]  # a second sample of a problem is a kernel of its own
     rows += [row("N", pid, p, kernel_url="https://example.org/other", kernel_commit="d" * 40)
@@ -119,6 +121,12 @@ def test_a_public_dataset_evaluated_in_part_says_how_far_on_every_table_and_a_co
     assert "kernels evaluated so far: 4 of 5 (standard), 2 of 5 (verified)" in home
     board = site.slots.fill(leaderboard(site))
     assert board.count("kernels evaluated so far: 4 of 5<") == 2 and board.count("kernels evaluated so far: 2 of 5<") == 2
+    page = next(html for doc, html in model_pages(site).items() if "/m" in doc.lower())
+    assert "Of the public dataset set, the records cover 4 of its 5 kernels under the standard protocol (h200), 2 of its " \
+           "5 kernels under the verified protocol (h200)." in site.slots.fill(page)
+    assert "of the dataset's 5 kernels, 4 under the standard protocol and 2 under the verified protocol" in \
+           site.slots.fill(claims(site))
     whole = dataclasses.replace(data, kernels=4)
     done = SiteData(agg=aggregate(rows_table([r for r in rows if r["protocol"] == "standard"]), datasets=(whole,)))
     assert done.in_progress == {} and "evaluated so far" not in done.slots.fill(headline(done))
+    assert not any("in part" in done.slots.fill(html) for html in [claims(done), *model_pages(done).values()])
