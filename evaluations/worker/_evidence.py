@@ -115,7 +115,7 @@ def outer_seeds(seed: int, calls: int) -> list[int]:
 
 def outer_inputs(get_inputs: Any, seed: int, device: torch.device) -> list[Any]:
     """One input draw of the outside batch (the first hidden distribution, made on the device)."""
-    return draw(get_inputs, DISTRIBUTIONS[0], seed, device, on_device=True)
+    return draw(get_inputs, DISTRIBUTIONS[0], seed, device)
 
 
 FINGERPRINT_CHUNK = PIECE_ELEMENTS

@@ -268,7 +268,7 @@ def warm_candidate(job: Job) -> BuildResult:
             model = model_new(*to_device(problem.get_init_inputs(), device))
             model = model.to(device) if isinstance(model, torch.nn.Module) else model
             # made on the device (the shapes and dtypes are what compiles; a host draw of large inputs took seconds)
-            model(*draw(problem.get_inputs, DISTRIBUTIONS[0], 0, device, on_device=True))
+            model(*draw(problem.get_inputs, DISTRIBUTIONS[0], 0, device))
             torch.cuda.synchronize()
     except Exception as exc:  # noqa: BLE001 - the evaluation meets it again and reports it
         print(f"warm-up after import failed (left to the evaluation): {describe(exc)}", file=sys.stderr)

@@ -160,7 +160,7 @@ def test_distributions_scale_float_inputs_only_under_fresh_seeds():
     assert torch.equal(d4[0], -d1[0]) and torch.equal(d4[1], d1[1]) and d4[2] == 2.5
 
 
-def test_timing_draws_are_made_on_the_device_and_trial_draws_on_the_host():
+def test_every_draw_is_made_on_the_device_and_one_that_needs_the_host_is_drawn_there_and_moved():
     made_on: list[str] = []
 
     def get_inputs():
@@ -168,16 +168,16 @@ def test_timing_draws_are_made_on_the_device_and_trial_draws_on_the_host():
         return [torch.ones(4, 4), 3]
 
     meta = torch.device("meta")  # stands for a GPU: tensors without data, made where asked
-    timing = draw(get_inputs, DISTRIBUTIONS[0], 11, meta, on_device=True)
-    trial = draw(get_inputs, DISTRIBUTIONS[0], 11, meta)
-    assert made_on == ["meta", "cpu"]
-    assert timing[0].device == trial[0].device == meta and timing[1] == 3
-    assert draw(get_inputs, DISTRIBUTIONS[0], 11, torch.device("cpu"), on_device=True)[0].device.type == "cpu"
+    drawn = draw(get_inputs, DISTRIBUTIONS[1], 11, meta)
+    assert made_on == ["meta"] and drawn[0].device == meta and drawn[1] == 3
+    assert draw(get_inputs, DISTRIBUTIONS[0], 11, torch.device("cpu"))[0].device.type == "cpu"
 
     def host_only():
+        made_on.append(torch.empty(1).device.type)
         return [torch.from_numpy(torch.ones(3).numpy())]  # .numpy() needs a host tensor
 
-    assert draw(host_only, DISTRIBUTIONS[0], 11, meta, on_device=True)[0].device == meta  # drawn on the host, moved
+    assert draw(host_only, DISTRIBUTIONS[0], 11, meta)[0].device == meta  # drawn on the host, moved
+    assert made_on[-2:] == ["meta", "cpu"]
 
 
 def test_refresh_keeps_pointer_and_values_but_changes_layout():

@@ -250,7 +250,7 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     capture that launched nothing, a cache keyed on the input buffers). Broken: wrong on a fresh draw now. Both
     are ``recheck-after-timing``; the rest is labelled ``structure-specific``, its timing kept."""
     evidence = f"output of a timed call on input set {k}: {v.message}"
-    first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device, on_device=True)
+    first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device)
     before = [x.reshape(-1).roll(-1).reshape(x.shape) if isinstance(x, torch.Tensor) and x.is_floating_point()
               and x.numel() > 1 else x for x in sets[k]]
     for label, earlier in (("its first draw", first), ("its values before the last refresh", before)):
@@ -262,7 +262,7 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
         ctx.log.check("recheck-after-timing", f"{evidence}; called again on a copy of the same inputs it is right: "
                                               "the timed call did not compute its answer (a stale answer)")
         return
-    fresh = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], fresh_seeds(1)[0], ctx.device, on_device=True)
+    fresh = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], fresh_seeds(1)[0], ctx.device)
     again = verdict_of(_tensors(ig.outputs_of(ctx.candidate(*_clone(fresh)))), ctx.refs.run(fresh), ctx.tol)
     if not again.passed:
         ctx.log.check("recheck-after-timing", f"{evidence}; after timing it is wrong on a fresh draw too: {again.message}")

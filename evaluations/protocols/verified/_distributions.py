@@ -62,19 +62,19 @@ def scale_inputs(values: list[Any], scale: float) -> list[Any]:
     return [v * scale if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values]
 
 
-def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, device: torch.device,
-         on_device: bool = False) -> list[Any]:
-    """One draw of ``get_inputs()`` under ``seed``, scaled by ``dist``, moved to ``device``.
+def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, device: torch.device) -> list[Any]:
+    """One draw of ``get_inputs()`` under ``seed``, scaled by ``dist``, on ``device``.
 
-    ``on_device``: tensors that ``get_inputs()`` creates without naming a device are made on ``device``
-    directly (its generator, so other values than a host draw of the same seed): drawing a timing's
-    sets of large inputs on the host took seconds per problem. A ``get_inputs()`` that fails there
-    (host-only steps such as ``.numpy()``) is drawn on the host instead. A host draw lets go of the GPU lock
-    (``_gpulock.released``) while ``get_inputs()`` runs: it is the problem's code on the host, and a timing of
-    another worker may go meanwhile.
+    Tensors that ``get_inputs()`` creates without naming a device are made on ``device`` directly, with its
+    generator: the same seed gives the same values on the same kind of device and PyTorch (a candidate's worker
+    and its judge draw a trial's inputs alike), but other values than a host draw. Drawn on the host, KernelBench's
+    current level-1 inputs (gigabytes a call) took seconds a draw, and a candidate's worker and its judge draw some
+    25 times between them. A ``get_inputs()`` that fails on the device (host-only steps such as ``.numpy()``)
+    is drawn on the host and moved; that host draw lets go of the GPU lock (``_gpulock.released``) while
+    ``get_inputs()`` runs: it is the problem's code on the host, and a timing of another worker may go meanwhile.
     """
     values = None
-    if on_device and device.type != "cpu":
+    if device.type != "cpu":
         _seed_all(seed)
         try:
             with device:

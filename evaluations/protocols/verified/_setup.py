@@ -98,8 +98,8 @@ def set_count(one_set: list[Any], settings: Settings, output_bytes: int = 0) -> 
 def timing_sets(get_inputs: Any, settings: Settings, device: torch.device, output_bytes: int = 0) -> list[list[Any]]:
     """The input sets a timing rotates through: D1 draws under the timing seeds, as many as
     :func:`set_count` allows for inputs and outputs of their size (the first set is drawn once and kept), made
-    on the device (the correctness trials' draws are made on the host)."""
+    on the device as every draw of the protocol is (:func:`draw`)."""
     seeds = settings.extra_seeds[1:]
-    first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device, on_device=True)
+    first = draw(get_inputs, DISTRIBUTIONS[0], seeds[0], device)
     count = min(set_count(first, settings, output_bytes), len(seeds))
-    return [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device, on_device=True) for s in seeds[1:count]]
+    return [first] + [draw(get_inputs, DISTRIBUTIONS[0], s, device) for s in seeds[1:count]]
