@@ -150,22 +150,30 @@ for s in "${STEPS[@]}"; do
       grep -E "PASSED|FAILED|ERROR|passed|failed" "$LOGS/gpu_tests.log" | tail -40 ;;
     cudal1|triton)
       # public datasets under both protocols, EVAL_CONCURRENT at once (default 12), EVAL_ONLY (cudal1) or TRITON_ONLY
-      # (triton) limiting the problems;
-      # the run's phase times and GPU busy samples go to $OUT/<step>-stats.json
-      bundle=.data/h100.jsonl; ONLY="${EVAL_ONLY:-}"; [ "$s" = triton ] && bundle=.data/dump.jsonl ONLY="${TRITON_ONLY:-}"
+      # (triton) limiting the problems; passes separated by ';' run one after another, each resuming the last (triton
+      # by default: level 2 first, whose inputs are megabytes, then the rest, KernelBench's current level 1 moving
+      # gigabytes a call);
+      # the run's phase times and GPU busy samples go to $OUT/<step>-stats.json (the last pass's)
+      bundle=.data/h100.jsonl; ONLY="${EVAL_ONLY:-}"
+      [ "$s" = triton ] && bundle=.data/dump.jsonl ONLY="${TRITON_ONLY-kernelbench/2/*;}"
       step "$s kernels ($bundle, public dataset) under both protocols"
       # hundreds of evaluations: packed every PACK_S seconds meanwhile, so a call cut off from outside keeps them;
       # the workers' lock traces (benchmarks/lock_trace.py) and the host's load go into the logs
       export KVERDICT_GPU_TRACE="$LOGS/$s-locktrace"; mkdir -p "$KVERDICT_GPU_TRACE"
-      timeout -k 5 "$(( $(left) - 15 > 5 ? $(left) - 15 : 5 ))" $KV --protocol both --candidates "$bundle" --concurrent "${EVAL_CONCURRENT:-12}" \
-        ${ONLY:+--only "$ONLY"} --stats-json "$OUT/$s-stats.json" >> "$LOGS/$s.log" 2>&1 &
-      EVAL=$!
-      while kill -0 "$EVAL" 2>/dev/null; do
-        for _ in $(seq "${PACK_S:-30}"); do kill -0 "$EVAL" 2>/dev/null || break; sleep 1; done
-        echo "+$(( $(date +%s) - T0 ))s $(cat /proc/loadavg)" >> "$LOGS/$s-load.log"
-        pack
+      IFS=';' read -ra ONLYS <<< "$ONLY"; [[ "$ONLY" == *";" || ${#ONLYS[@]} -eq 0 ]] && ONLYS+=("")
+      for only in "${ONLYS[@]}"; do
+        echo "--- pass: ${only:-all}" >> "$LOGS/$s.log"
+        timeout -k 5 "$(( $(left) - 15 > 5 ? $(left) - 15 : 5 ))" $KV --protocol both --candidates "$bundle" --concurrent "${EVAL_CONCURRENT:-12}" \
+          ${only:+--only "$only"} --stats-json "$OUT/$s-stats.json" >> "$LOGS/$s.log" 2>&1 &
+        EVAL=$!
+        while kill -0 "$EVAL" 2>/dev/null; do
+          for _ in $(seq "${PACK_S:-30}"); do kill -0 "$EVAL" 2>/dev/null || break; sleep 1; done
+          echo "+$(( $(date +%s) - T0 ))s $(cat /proc/loadavg)" >> "$LOGS/$s-load.log"
+          pack
+        done
+        wait "$EVAL"
+        [ "$(left)" -gt 30 ] || break
       done
-      wait "$EVAL"
       unset KVERDICT_GPU_TRACE
       # the workers' logs and the extensions' ninja files (no sources or binaries), to tell a rebuild from a load
       tar czf "$OUT/$s-buildlogs.tgz" --exclude='*.so' --exclude='*.o' --exclude='*.cu' --exclude='*.cpp' \
