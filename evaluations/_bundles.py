@@ -92,7 +92,8 @@ KNOWN_BUNDLES: tuple[BundleFormat, ...] = (
     ),
     BundleFormat(
         level_key="level", id_key="problem_id", problem_key="problem_source", kernel_key="kernel_source",
-        name_key="problem_name", suite=CHECKOUT_SUITE, claim=_triton_dump_claim, **_provenance("kernelbench-triton-h200"),
+        name_key="problem_name", suite=CHECKOUT_SUITE, claim=_triton_dump_claim,
+        **_provenance("kernelbench-triton-h200"),
     ),
 )
 """Public bundles recognised by file name and row keys; their provenance is ``schemas.DATASETS``'."""

@@ -325,7 +325,8 @@ def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[
     """In the judge's worker: (why the outside batch's fingerprints are wrong, or None; seconds that drawing and
     fingerprinting its answers cost, timed as the worker's batch runs: the same draws and fingerprints, one wait
     for the device at the end, the GPU held alone). ``reference(inputs)`` gives the reference outputs and each
-    one's allowed errors (element by element, a stretch of the flattened output at a time: :func:`evaluations.protocols.piecewise`)."""
+    one's allowed errors (element by element, a stretch of the flattened output at a time:
+    :func:`evaluations.protocols.piecewise`)."""
     seeds = outer_seeds(int(plan["seed"]), int(plan["calls"]))
     at, mismatch, first = 0, None, None
     for i, seed in enumerate(seeds):
