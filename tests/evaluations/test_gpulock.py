@@ -226,3 +226,20 @@ def test_the_memory_benchmark_reads_each_worker_s_job_from_its_lock_trace(tmp_pa
     spec.loader.exec_module(bench)
     assert bench.by_job(traces, {os.getpid(): 7 << 30, os.getpid() + 1: 1}) == {"judge:verified": 7 << 30}
     assert bench.by_job(traces, {os.getpid() + 1: 1}) == {}  # no worker's pid among NVML's: no figure
+
+
+def test_a_worker_killed_while_it_holds_the_device_lets_the_waiting_timing_go_on(tmp_path, lock):
+    """A worker that dies or is killed at its deadline while holding the device (shared here, as a candidate's
+    long step would) must not keep the others waiting: the lock is the kernel's, let go with the process."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with ThreadPoolExecutor(2) as pool:
+        holder = pool.submit(run_isolated, "isolation_targets:hold_shared", (str(marks), "stuck", "never"),
+                             timeout_s=3.0, log_path=tmp_path / "stuck.log")
+        _touched(marks / "stuck.held")
+        timing = pool.submit(_run, tmp_path, "time_exclusive", (str(marks), "timing", None), "timing")
+        _touched(marks / "timing.trying")
+        stuck = holder.result(timeout=60)
+        alone_start, alone_end, waited = timing.result(timeout=60)
+    assert not stuck.ok and stuck.failure is not None and "timeout" in str(stuck.failure).lower(), stuck.failure
+    assert alone_end > alone_start and waited > 0.5, waited  # it waited for the holder, then timed once it was gone
