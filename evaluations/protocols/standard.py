@@ -72,7 +72,7 @@ def _to(values: Any, device: torch.device) -> Any:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def _inputs(get_inputs: Callable[[], Any], device: torch.device) -> Any:
+def host_inputs(get_inputs: Callable[[], Any], device: torch.device) -> Any:
     """The problem's inputs drawn on the host, then moved to ``device``. The draw (the problem's own code, seconds
     for large inputs) lets go of the GPU lock: another worker's timing may go meanwhile."""
     with _gpulock.released():
@@ -80,7 +80,7 @@ def _inputs(get_inputs: Callable[[], Any], device: torch.device) -> Any:
     return _to(values, device)
 
 
-def _reference(cls: type, init_inputs: list[Any], device: torch.device) -> Any:
+def build_reference(cls: type, init_inputs: list[Any], device: torch.device) -> Any:
     """The problem's own model, as :func:`_build` makes it, constructed on the host without the GPU lock (the
     problem's code: seconds for large layers' initialisation) and then moved to ``device`` holding it."""
     set_seed(SEED)
@@ -176,7 +176,7 @@ def _build(cls: type, init_inputs: list[Any], device: torch.device) -> Any:
 def _time(job: Job, model: Any, problem_get_inputs: Any, device: torch.device) -> _TimingStats:
     settings = Settings.of(job)
     set_seed(SEED)
-    inputs = _inputs(problem_get_inputs, device)
+    inputs = host_inputs(problem_get_inputs, device)
     samples = collect_times_ms(lambda: model(*inputs), job.device, settings.warmup_calls, settings.timed_calls)
     method = "cuda_events" if job.device == "cuda" else "host_clock"
     return summarize(samples, method)
@@ -193,7 +193,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
     with torch.no_grad():
         set_seed(SEED)
         init_inputs = _to(problem.get_init_inputs(), device)
-        reference = _reference(problem.model, init_inputs, device)
+        reference = build_reference(problem.model, init_inputs, device)
         _gpulock.yield_to_timing()
         candidate = _build(model_new, init_inputs, device)
         checks = []
@@ -201,7 +201,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
         for index, seed in enumerate(trial_seeds(settings.trials)):
             _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
             set_seed(seed)
-            inputs = _inputs(problem.get_inputs, device)
+            inputs = host_inputs(problem.get_inputs, device)
             expected = reference(*inputs)
             if job.device == "cuda":
                 torch.cuda.synchronize()
@@ -234,11 +234,11 @@ def judge(request: JudgeRequest) -> Judgement:
         out.seeds_fault = f"trials under seeds {[c.seed for c in request.reported]}, where the protocol's are {seeds}"
     with torch.no_grad():
         set_seed(SEED)
-        reference = _reference(problem.model, _to(problem.get_init_inputs(), device), device)
+        reference = build_reference(problem.model, _to(problem.get_init_inputs(), device), device)
 
         def rule(index: int, check: CorrectnessCheck) -> tuple[list[Any], Any]:
             set_seed(check.seed)
-            expected = reference(*_inputs(problem.get_inputs, device))
+            expected = reference(*host_inputs(problem.get_inputs, device))
 
             def decide(outs: list[torch.Tensor]) -> tuple[bool, float | None, str | None]:
                 v = compare([o.to(device) for o in outs], expected, check.seed, index)
@@ -266,7 +266,7 @@ def run_baseline(job: Job) -> BaselineOutcome:
     problem = load_problem(job)
     with torch.no_grad():
         set_seed(SEED)
-        model = _reference(problem.model, _to(problem.get_init_inputs(), device), device)
+        model = build_reference(problem.model, _to(problem.get_init_inputs(), device), device)
         _gpulock.yield_to_timing()
         peak = _peak_of_first_call(model, problem.get_inputs, device) if job.device == "cuda" else None
         _gpulock.yield_to_timing()
@@ -278,7 +278,7 @@ def _peak_of_first_call(model: Any, get_inputs: Any, device: torch.device) -> in
     """Peak device bytes of the model's first call on the timing's inputs, in this fresh process (as
     :func:`measure_memory` measures it in a process of its own); the timing's warm-ups follow it."""
     set_seed(SEED)
-    inputs = _inputs(get_inputs, device)
+    inputs = host_inputs(get_inputs, device)
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     model(*inputs)

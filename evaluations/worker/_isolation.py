@@ -178,6 +178,12 @@ class SparePool:
         for _ in range(size):
             self._ready.append(start_spare(preload, log_dir))
 
+    @property
+    def waiting(self) -> list[Spare]:
+        """The spares started and not yet handed out, next first (a copy)."""
+        with self._guard:
+            return list(self._ready)
+
     def take(self) -> Spare | None:
         """A spare that is still alive (None if none is), and a new one started in its place."""
         with self._guard:

@@ -65,8 +65,8 @@ def test_the_verified_reference_is_constructed_without_the_lock(steps):
 def test_the_standard_protocol_draws_inputs_and_builds_its_reference_without_the_lock(steps):
     from evaluations.protocols import standard
 
-    inputs = standard._inputs(_get_inputs(steps), torch.device("cpu"))
-    reference = standard._reference(lambda scale: _Model(steps, scale), [5.0], torch.device("cpu"))
+    inputs = standard.host_inputs(_get_inputs(steps), torch.device("cpu"))
+    reference = standard.build_reference(lambda scale: _Model(steps, scale), [5.0], torch.device("cpu"))
     assert steps == ["out", "draw", "in", "out", "construct", "in"]
     assert torch.equal(reference(inputs[0]), torch.full((4,), 5.0))
 

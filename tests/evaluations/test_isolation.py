@@ -109,11 +109,11 @@ def test_a_spare_pool_hands_out_live_spares_one_job_each_and_closes_them_all(tmp
     assert first is not None and second is not None and first.proc.pid != second.proc.pid
     assert _run(tmp_path, "double", 3, spare=first).value == 6
     assert _run(tmp_path, "double", 4, spare=second).value == 8
-    dead = pool._ready[0]
+    dead = pool.waiting[0]
     dead.discard()  # a spare that died while waiting is never handed out
     third = pool.take()
     assert third is not None and third is not dead and third.usable()
-    waiting = [s.proc for s in pool._ready] + [third.proc]
+    waiting = [s.proc for s in pool.waiting] + [third.proc]
     pool.close()
     third.discard()
     assert pool.take() is None
