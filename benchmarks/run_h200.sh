@@ -153,7 +153,8 @@ for s in "${STEPS[@]}"; do
       # (triton) limiting the problems; passes separated by ';' run one after another, each resuming the last (triton
       # by default: level 2 first, whose inputs are megabytes, then the rest, KernelBench's current level 1 moving
       # gigabytes a call);
-      # the run's phase times and GPU busy samples go to $OUT/<step>-stats.json (the last pass's)
+      # the run's phase times and GPU busy samples go to $OUT/<step>-stats.json (<step>-stats-<pass>.json for passes
+      # after the first)
       bundle=.data/h100.jsonl; ONLY="${EVAL_ONLY:-}"
       [ "$s" = triton ] && bundle=.data/dump.jsonl ONLY="${TRITON_ONLY-kernelbench/2/*;}"
       step "$s kernels ($bundle, public dataset) under both protocols"
@@ -161,10 +162,12 @@ for s in "${STEPS[@]}"; do
       # the workers' lock traces (benchmarks/lock_trace.py) and the host's load go into the logs
       export KVERDICT_GPU_TRACE="$LOGS/$s-locktrace"; mkdir -p "$KVERDICT_GPU_TRACE"
       IFS=';' read -ra ONLYS <<< "$ONLY"; [[ "$ONLY" == *";" || ${#ONLYS[@]} -eq 0 ]] && ONLYS+=("")
+      n=0
       for only in "${ONLYS[@]}"; do
+        n=$((n + 1)); stats="$OUT/$s-stats.json"; [ "$n" -gt 1 ] && stats="$OUT/$s-stats-$n.json"
         echo "--- pass: ${only:-all}" >> "$LOGS/$s.log"
         timeout -k 5 "$(( $(left) - 15 > 5 ? $(left) - 15 : 5 ))" $KV --protocol both --candidates "$bundle" --concurrent "${EVAL_CONCURRENT:-12}" \
-          ${only:+--only "$only"} --stats-json "$OUT/$s-stats.json" >> "$LOGS/$s.log" 2>&1 &
+          ${only:+--only "$only"} --stats-json "$stats" >> "$LOGS/$s.log" 2>&1 &
         EVAL=$!
         while kill -0 "$EVAL" 2>/dev/null; do
           for _ in $(seq "${PACK_S:-30}"); do kill -0 "$EVAL" 2>/dev/null || break; sleep 1; done
