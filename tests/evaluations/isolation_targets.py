@@ -222,3 +222,18 @@ def _name_a_new_thread() -> str:
     finally:
         stop.set()
         thread.join()
+
+
+def draw_on_cuda(seed: int) -> list[float]:
+    """A verified trial's draw under ``seed`` on the GPU, as a candidate's worker and its judge each make it in their
+    own process: a few of its values and its sums."""
+    import torch
+
+    from evaluations.protocols.verified import DISTRIBUTIONS, draw
+
+    def get_inputs() -> list[object]:
+        return [torch.randn(3, 1 << 20), torch.randint(0, 100, (4096,)), 0.5]
+
+    x, idx, _ = draw(get_inputs, DISTRIBUTIONS[3], seed, torch.device("cuda"))
+    assert x.is_cuda and idx.is_cuda
+    return [*x.reshape(-1)[:4].tolist(), float(x.double().sum()), float(idx.sum())]

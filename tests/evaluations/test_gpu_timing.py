@@ -135,3 +135,18 @@ def test_a_call_paced_onto_graphs_is_labelled_by_its_own_probe():
     assert run.stats.method == "cuda_graph" and run.stats.median_ms > 0.1, note
     assert not run.stats.host_bound and "neither short nor host-bound" in note, note
     assert "short call" not in note and "method set by the problem's eager baseline" in note
+
+
+def test_a_trial_drawn_on_the_device_is_the_same_in_the_worker_and_in_its_judge(tmp_path):
+    """Every draw of the verified protocol is made on the device: the judge, a process that never saw the
+    candidate, must draw the very inputs the candidate's worker drew from the same seed."""
+    from evaluations.run import run_isolated
+
+    def drawn(tag: str, seed: int) -> list[float]:
+        result = run_isolated("isolation_targets:draw_on_cuda", seed, timeout_s=120, log_path=tmp_path / f"{tag}.log")
+        assert result.ok, (result.failure, result.output_tail)
+        return result.value
+
+    worker, judge, other = drawn("worker", 10_000_019), drawn("judge", 10_000_019), drawn("other", 10_000_020)
+    assert worker == judge
+    assert worker != other
