@@ -8,7 +8,9 @@ step of its use of the shared GPU lock to ``<folder>/trace-<pid>.txt``. This scr
 * per kind of job (candidate, baseline, judge, memory; per protocol): jobs, their wall time in the lock, the
   time they held the device alone (timing) and the time they waited for it;
 * the steps (harness line to harness line) that held the device shared while a timing waited, worst first:
-  how often a waiting timing was held up by that step last, and for how long in all.
+  how often a waiting timing was held up by that step last, and for how long in all;
+* the steps in which workers were out of the lock, worst first: host work done with the lock let go (a host
+  draw of a problem's inputs) or a yield to another's timing.
 
     python3 benchmarks/lock_trace.py <folder> [--json PATH] [--top 15]
 """
@@ -93,6 +95,18 @@ def stragglers(holds: list[Hold]) -> dict[tuple[str, str], list[float]]:
     return found
 
 
+def outside(holds: list[Hold], top: int) -> list[dict[str, object]]:
+    """The steps in which workers were out of the lock, worst first: host work the harness does with the lock let
+    go (a host draw of the problem's inputs, a reference's construction) or a yield to another's timing, by (kind,
+    step); each interval runs to the worker's taking the lock again, any wait for that included."""
+    found: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for h in holds:
+        if h.state == "out":
+            found[(h.kind, h.step)].append(h.end - h.start)
+    ranked = sorted(((sum(v), len(v), k) for k, v in found.items()), reverse=True)[:top]
+    return [{"kind": k, "step": step, "times": n, "seconds": round(s, 1)} for s, n, (k, step) in ranked]
+
+
 def summarise(folder: Path, top: int) -> dict[str, object]:
     """The figures this script prints, as plain data."""
     holds = [h for path in sorted(folder.glob("trace-*.txt")) for h in read_trace(path)]
@@ -115,7 +129,8 @@ def summarise(folder: Path, top: int) -> dict[str, object]:
             "timing_alone_share": round(alone / span, 3), "timing_waiting_share": round((busy_or_waiting - alone) / span, 3),
             "no_timing_ready_share": round(1 - busy_or_waiting / span, 3), "waiting_union_s": round(waiting, 1),
             "per_kind": per_kind,
-            "held_up_by": [{"kind": k, "step": step, "times": n, "seconds": round(s, 1)} for s, n, (k, step) in blame]}
+            "held_up_by": [{"kind": k, "step": step, "times": n, "seconds": round(s, 1)} for s, n, (k, step) in blame],
+            "outside": outside(holds, top)}
 
 
 def main() -> int:
@@ -133,6 +148,10 @@ def main() -> int:
         print(f"  {kind:32} " + "  ".join(f"{k} {v}" for k, v in row.items()))
     print("\nsteps that last held the device while a timing waited (kind, step: times, seconds)")
     for row in figures["held_up_by"]:  # type: ignore[union-attr]
+        print(f"  {row['seconds']:7.1f} s  {row['times']:4}x  {row['kind']:28} {row['step']}")
+    print("\nsteps out of the lock (host work with the lock let go, or a yield to a timing; kind, step: times, "
+          "seconds)")
+    for row in figures["outside"]:  # type: ignore[union-attr]
         print(f"  {row['seconds']:7.1f} s  {row['times']:4}x  {row['kind']:28} {row['step']}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")

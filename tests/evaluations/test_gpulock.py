@@ -243,3 +243,22 @@ def test_a_worker_killed_while_it_holds_the_device_lets_the_waiting_timing_go_on
         alone_start, alone_end, waited = timing.result(timeout=60)
     assert not stuck.ok and stuck.failure is not None and "timeout" in str(stuck.failure).lower(), stuck.failure
     assert alone_end > alone_start and waited > 0.5, waited  # it waited for the holder, then timed once it was gone
+
+
+def test_a_lock_trace_names_the_host_work_done_out_of_the_lock(tmp_path):
+    """Host draws of a problem's inputs let go of the lock: the trace's reading ranks the steps out of it, which
+    on the H200 showed them to be most of a worker's time (session 27's Triton run)."""
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "trace-101.txt").write_text("\n".join([
+        "10.0 born candidate:verified:kb/1/19:abc", "10.5 begin candidate:verified:kb/1/19:abc",
+        "10.6 in _worker.py:359:run_job",
+        "11.0 out _distributions.py:86:draw", "13.0 in _distributions.py:86:draw",  # a host draw: 2 s
+        "13.5 out _distributions.py:86:draw", "16.5 in _distributions.py:86:draw",  # another: 3 s
+        "17.0 out _candidate.py:333:_evaluate", "17.5 in _candidate.py:333:_evaluate",  # a yield: 0.5 s
+        "18.0 want cuda.py:200:time", "18.1 alone cuda.py:200:time", "19.0 in cuda.py:200:time",
+        "19.5 end _worker.py:359:run_job", ""]), encoding="utf-8")
+    rows = _lock_trace_script().summarise(traces, top=5)["outside"]
+    assert rows[0] == {"kind": "candidate:verified", "step": "_distributions.py:86:draw -> _distributions.py:86:draw",
+                       "times": 2, "seconds": 5.0}
+    assert rows[1]["step"] == "_candidate.py:333:_evaluate -> _candidate.py:333:_evaluate" and rows[1]["seconds"] == 0.5
