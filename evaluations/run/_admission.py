@@ -9,7 +9,7 @@ and ends in an evaluation put off to be done again alone. So the runner estimate
 peak bytes of one call that its baselines measured (:data:`FOOTPRINT_FACTOR` times the largest, by protocol and job),
 admits a worker only while the estimates in flight fit the device's memory (:class:`Admission`), and puts off at
 once, to be evaluated alone, what cannot fit beside anything. A problem with no measured peak yet counts as an equal
-share of the device. An estimate that is too low still ends in the out-of-memory path it replaces; one too high costs
+share of the device, or as the bytes one call must move (its automatic count) where that is more. An estimate that is too low still ends in the out-of-memory path it replaces; one too high costs
 concurrency (on the H200 in session 28, factors of 8 let one evaluation of KernelBench's current level 1 run at a
 time).
 """
@@ -92,15 +92,19 @@ class Admission:
         self._arrivals = itertools.count()
         self._ready = threading.Condition()
 
-    def need(self, peak_bytes: int | None, job: str = "candidate", protocol: str = "verified") -> int:
+    def need(self, peak_bytes: int | None, job: str = "candidate", protocol: str = "verified",
+             least_bytes: float | None = None) -> int:
         """Estimated footprint of a worker of ``job`` (a phase) under ``protocol`` whose problem's one call peaks at
-        ``peak_bytes`` (None: not yet measured, an equal share of the budget); 0 for a job that holds no device
-        memory (a phase not in :data:`FOOTPRINT_FACTOR`: a build)."""
+        ``peak_bytes``; 0 for a job that holds no device memory (a phase not in :data:`FOOTPRINT_FACTOR`: a build).
+        Before any peak is measured (None), an equal share of the budget, or more where the fewest bytes one call
+        must move (``least_bytes``, its inputs, weights and outputs: the problem's automatic count) say a call needs
+        more: the first baselines of KernelBench's current level 1, which move 4-16 GB a call, no longer start beside
+        others on a share that cannot hold them."""
         factor = _factors(protocol).get(job)
         if factor is None:
             return 0
         if peak_bytes is None:
-            return self.share or 0
+            return max(self.share or 0, int(factor * least_bytes)) if least_bytes else (self.share or 0)
         return factor * peak_bytes
 
     def largest_need(self, peak_bytes: int | None, protocol: str) -> int:

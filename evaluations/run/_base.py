@@ -92,8 +92,8 @@ class RunnerBase:
         log = self.config.build_dir / "logs" / f"{tag}.log"
         inner = getattr(job, "job", job)  # a judge's request holds the job it rules on
         problem = getattr(inner, "problem", None)
-        need = (self.admission.need(self._peaks.get(problem.key), phase, getattr(inner, "protocol", "verified"))
-                if admit and not self.alone and problem is not None else 0)
+        need = (self.admission.need(self._peaks.get(problem.key), phase, getattr(inner, "protocol", "verified"),
+                                    problem.meta.min_bytes) if admit and not self.alone and problem is not None else 0)
         start = self.summary.phases.now()
         with self.admission.hold(need, phase) as admitted_s:
             result = run_isolated(target, job, timeout_s=timeout_s, log_path=log, cancel=cancel or self.cancel,

@@ -826,6 +826,11 @@ def test_admission_lets_a_worker_without_memory_pass_and_one_alone_in_whatever_i
     assert budget_of(140 << 30, 6) == (140 - 6) << 30  # a gibibyte a worker for its CUDA context
     admission = Admission(budget=100, concurrent=4)
     assert admission.need(None) == 25 and admission.need(5) == 5 * FOOTPRINT_FACTOR["verified"]["candidate"]
+    # before a peak is measured: the equal share, or the problem's least bytes a call where those say more
+    assert admission.need(None, "baseline", "verified", least_bytes=2.0) == 25
+    assert admission.need(None, "baseline", "verified", least_bytes=20.0) == 20 * FOOTPRINT_FACTOR["verified"]["baseline"]
+    assert admission.need(5, "baseline", "verified", least_bytes=20.0) == 5 * FOOTPRINT_FACTOR["verified"]["baseline"]
+    assert admission.need(None, "build", least_bytes=20.0) == 0
     assert admission.need(5, "memory") < admission.need(5, "baseline") < admission.need(5, "judge")
     assert admission.need(5, "candidate", "standard") < admission.need(5, "candidate", "verified")
     assert admission.largest_need(5, "standard") == 5 * max(FOOTPRINT_FACTOR["standard"].values())
