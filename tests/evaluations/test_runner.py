@@ -878,3 +878,43 @@ def test_a_problem_too_large_to_share_the_device_is_evaluated_alone_from_the_sta
         assert any("needs about 18 GiB" in n and "evaluated again alone" in n for n in record.notes), record.notes
     finally:
         runner.close()
+
+
+def test_before_its_peak_is_measured_a_problem_s_workers_count_for_the_bytes_its_calls_must_move(tmp_path, fixtures_dir):
+    """KernelBench's current level 1 moves 4-16 GB a call: before its baselines measure a peak, its workers must not
+    count for a mere equal share of the device. The problem's automatic count (inputs, weights and outputs of one
+    call) times the job's factor is their estimate where it is larger; a small problem keeps the equal share."""
+    from contextlib import contextmanager
+    from dataclasses import replace
+
+    from evaluations import capture_environment, load_inputs
+    from evaluations.run import FOOTPRINT_FACTOR, Admission, RunConfig, Runner
+
+    seen: list[tuple[str, int]] = []
+
+    class Recording(Admission):
+        @contextmanager
+        def hold(self, need: int, job: str = "candidate"):
+            seen.append((job, need))
+            with super().hold(need, job) as waited:
+                yield waited
+
+    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "2_tiny_add.py"))
+    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model", count=False)
+    config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
+                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       progress=False, concurrent=2)
+    runner = Runner(loaded, config, capture_environment("cpu"))
+    runner.admission = Recording(budget=64 << 30, concurrent=2)  # a share of 32 GiB each
+    big, small = sorted(runner.candidates, key=lambda c: c.problem_key)[:2]
+    for c, least in ((big, 20 << 30), (small, 1 << 20)):
+        p = runner.problems[c.problem_key]
+        runner.problems[c.problem_key] = replace(p, meta=replace(p.meta, min_bytes=float(least)))
+    try:
+        for c in (big, small):
+            seen.clear()
+            runner.evaluate("standard", c, tmp_path / f"{c.problem_key.replace('/', '_')}.json")
+            assert seen[0] == ("baseline", (20 << 30) * FOOTPRINT_FACTOR["standard"]["baseline"] if c is big
+                               else 32 << 30), seen
+    finally:
+        runner.close()
