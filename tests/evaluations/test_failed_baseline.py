@@ -42,3 +42,47 @@ def test_a_failed_eager_baseline_leaves_its_candidates_unevaluated(tmp_path):
     runner._baselines[(protocol, problem.key, "eager_tf32")] = None  # as after a failed eager baseline
     assert runner.evaluate(protocol, candidate, path) is None
     assert not path.exists()
+
+
+_UNSEEDED = '''import time
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(64) + float(time.perf_counter_ns() % 997)]  # not a function of the seed
+
+
+def get_init_inputs():
+    return []
+'''
+_RELU = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+
+def test_a_problem_whose_inputs_are_not_a_function_of_their_seed_fails_its_eager_baseline_not_its_kernels(tmp_path):
+    """A judge redraws a candidate's inputs from their seed: where ``get_inputs()`` is not a function of it, every
+    honest kernel would be found wrong. The eager baseline draws twice under one seed and fails with the reason;
+    no candidate gets a verdict it did not earn."""
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "problems" / "1_unseeded.py").write_text(_UNSEEDED, encoding="utf-8")
+    (tmp_path / "candidates").mkdir()
+    (tmp_path / "candidates" / "1_unseeded.py").write_text(_RELU, encoding="utf-8")
+    loaded = load_inputs(tmp_path / "problems", tmp_path / "candidates", model="fixture-model")
+    summary = run(loaded, _config(tmp_path), capture_environment("cpu"))
+
+    assert summary.records == []
+    (reason,) = summary.reference_failures.values()
+    assert reason.startswith("verified eager_tf32 baseline: ") and "not a function of its seed on cpu" in reason, reason
+    assert not list((tmp_path / "out").rglob("*.json"))

@@ -180,6 +180,20 @@ def test_every_draw_is_made_on_the_device_and_one_that_needs_the_host_is_drawn_t
     assert made_on[-2:] == ["meta", "cpu"]
 
 
+def test_a_seeded_draw_is_reproducible_and_an_unseeded_one_is_refused():
+    from evaluations.protocols.verified import NotReproducible, check_reproducible, signature
+
+    def seeded():
+        return [torch.randn(5, 3), torch.randint(0, 9, (4,)), torch.tensor([float("nan")]), 2.5]
+
+    cpu = torch.device("cpu")
+    first = signature(draw(seeded, DISTRIBUTIONS[0], 11, cpu))
+    check_reproducible(seeded, 11, cpu, first)  # NaN counts as equal to NaN
+    with pytest.raises(NotReproducible, match="two draws under seed 12 differ in input 0"):
+        check_reproducible(seeded, 12, cpu, first)
+    assert signature([torch.zeros(0), torch.ones(2, dtype=torch.bool)])[0] == "(0,) torch.float32"
+
+
 def test_refresh_keeps_pointer_and_values_but_changes_layout():
     x = torch.arange(12.0).reshape(3, 4)
     ptr, total = x.data_ptr(), float(x.sum())

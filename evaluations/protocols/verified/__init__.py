@@ -55,7 +55,8 @@ weighs on candidate and baselines alike, and each speedup is the median of the p
 _PARTS: dict[str, tuple[str, ...]] = {
     "_protocol": ("judge", "measure_memory", "run_baseline", "run_candidate", "time_baseline", "warm_baseline"),
     "_checklog": ("CHECKS", "CheckLog"),
-    "_distributions": ("DISTRIBUTIONS", "SEED_FLOOR", "Distribution", "draw", "fresh_seeds", "refresh_in_place"),
+    "_distributions": ("DISTRIBUTIONS", "SEED_FLOOR", "Distribution", "NotReproducible", "check_reproducible", "draw",
+                       "fresh_seeds", "refresh_in_place", "signature"),
     "_integrity": (
         "changed_state", "constant_output", "flags_set", "mutated_inputs", "new_threads", "output_type",
         "outputs_of", "python_threads", "replaced_functions", "snapshot_flags", "snapshot_functions",

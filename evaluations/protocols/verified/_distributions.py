@@ -89,6 +89,38 @@ def draw(get_inputs: Callable[[], list[Any]], dist: Distribution, seed: int, dev
     return scale_inputs(moved, dist.scale)
 
 
+def signature(values: list[Any]) -> list[str]:
+    """What tells two draws apart without a copy of either: each tensor's shape, dtype, sum, largest and smallest
+    element (reductions on the device), each other value's text; NaN compares equal to NaN here."""
+    out = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            parts = [str(tuple(v.shape)), str(v.dtype)]
+            if v.numel() and not v.is_complex():
+                parts += [repr(x.item()) for x in (v.sum(), v.amax(), v.amin())]
+            out.append(" ".join(parts))
+        else:
+            out.append(repr(v))
+    return out
+
+
+class NotReproducible(RuntimeError):
+    """A problem whose ``get_inputs()`` is not a function of its seed: a judge could not draw the inputs a candidate's
+    worker drew, and would find an honest kernel's outputs wrong."""
+
+
+def check_reproducible(get_inputs: Callable[[], list[Any]], seed: int, device: torch.device,
+                       first: list[str]) -> None:
+    """Draw under ``seed`` again and raise :class:`NotReproducible` unless its :func:`signature` is ``first``."""
+    again = signature(draw(get_inputs, DISTRIBUTIONS[0], seed, device))
+    if again != first:
+        diff = next(i for i, (a, b) in enumerate(zip(first, again, strict=True)) if a != b)
+        raise NotReproducible(
+            f"the problem's get_inputs() is not a function of its seed on {device.type}: two draws under seed {seed} "
+            f"differ in input {diff} ({first[diff][:120]} against {again[diff][:120]}), so a judge could not redraw a "
+            "candidate's inputs (unseeded randomness, or uninitialised memory such as torch.empty?)")
+
+
 def refresh_in_place(values: list[Any]) -> None:
     """Give each floating-point input new content under the same pointer, shape and value multiset.
 

@@ -13,8 +13,8 @@ from ...timing import time_calls
 from ...worker import _gpulock
 from ...worker._worker import ProblemModule, load_candidate, load_problem
 from .._outcomes import BaselineOutcome, CandidateOutcome
-from . import BASELINE_KINDS, _candidate, _judging
-from ._distributions import DISTRIBUTIONS, draw
+from . import BASELINE_KINDS, SPEEDUP_BASELINE, _candidate, _judging
+from ._distributions import DISTRIBUTIONS, check_reproducible, draw, signature
 from ._integrity import outputs_of, tensor_bytes
 from ._reference import float32_mode
 from ._setup import (
@@ -75,15 +75,21 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
 
     The process is fresh and the memory is measured first, exactly as :func:`measure_memory` does in a
     process of its own (the model, one input draw, a warm-up call, then one measured call), so one process
-    serves both figures; the timing's input sets are drawn after it."""
+    serves both figures; the timing's input sets are drawn after it. The eager baseline, the first of a problem's
+    jobs, also draws its inputs twice under one seed: a problem whose draws differ (:class:`NotReproducible`) fails
+    it, with its reason, rather than its candidates' judges finding honest outputs wrong."""
     device = configure(job.device)
     _gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
     with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
         model, settings, problem = _baseline_model(job, device)
         _gpulock.yield_to_timing()
-        inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
+        seed = settings.extra_seeds[0]
+        inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], seed, device)
+        drawn = signature(inputs) if job.baseline_kind == SPEEDUP_BASELINE["vs_eager"] else None  # before any call
         peak, output_bytes = _peak_of_one_call(model, inputs, device)
         del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
+        if drawn is not None:
+            check_reproducible(problem.get_inputs, seed, device, drawn)
         _gpulock.yield_to_timing()
         sets = timing_sets(problem.get_inputs, settings, device, output_bytes)
         model(*sets[0])
