@@ -150,3 +150,29 @@ def test_a_trial_drawn_on_the_device_is_the_same_in_the_worker_and_in_its_judge(
     worker, judge, other = drawn("worker", 10_000_019), drawn("judge", 10_000_019), drawn("other", 10_000_020)
     assert worker == judge
     assert worker != other
+
+
+def test_inputs_left_uninitialised_are_found_not_reproducible_on_the_device():
+    """A get_inputs() with torch.empty reads whatever the allocator held: another process (the judge) would read
+    other values. The eager baseline's second draw under the seed fills the free memory first, so it shows."""
+    from evaluations.protocols.verified import (
+        DISTRIBUTIONS,
+        NotReproducible,
+        check_reproducible,
+        draw,
+        prefill_allocator,
+        signature,
+    )
+
+    def uninitialised() -> list[torch.Tensor]:
+        return [torch.empty(1 << 20)]
+
+    def seeded() -> list[torch.Tensor]:
+        return [torch.randn(1 << 20)]
+
+    cuda = torch.device("cuda")
+    check_reproducible(seeded, 7, cuda, signature(draw(seeded, DISTRIBUTIONS[0], 7, cuda)))
+    prefill_allocator(cuda, zero=True)  # the first draw reads zeros
+    first = signature(draw(uninitialised, DISTRIBUTIONS[0], 7, cuda))
+    with pytest.raises(NotReproducible, match="not a function of its seed on cuda"):
+        check_reproducible(uninitialised, 7, cuda, first)

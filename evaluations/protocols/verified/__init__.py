@@ -62,6 +62,7 @@ _PARTS: dict[str, tuple[str, ...]] = {
         "outputs_of", "python_threads", "replaced_functions", "snapshot_flags", "snapshot_functions",
         "snapshot_state", "storage_overlap",
     ),
+    "_memory": ("prefill_allocator",),
     "_precision": ("Tolerance", "judge_precision", "precision_class", "precision_class_of"),
     "_provenance": ("watch_thread_starts",),
     "_reference": ("References",),

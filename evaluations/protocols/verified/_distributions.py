@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from ...worker import _gpulock
+from ._memory import prefill_allocator
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,10 @@ class NotReproducible(RuntimeError):
 
 def check_reproducible(get_inputs: Callable[[], list[Any]], seed: int, device: torch.device,
                        first: list[str]) -> None:
-    """Draw under ``seed`` again and raise :class:`NotReproducible` unless its :func:`signature` is ``first``."""
+    """Draw under ``seed`` again and raise :class:`NotReproducible` unless its :func:`signature` is ``first``. On the
+    GPU the allocator's free memory is filled with a sentinel first, so that inputs left uninitialised
+    (``torch.empty``) read otherwise than in the first draw, as they would in another process."""
+    prefill_allocator(device)
     again = signature(draw(get_inputs, DISTRIBUTIONS[0], seed, device))
     if again != first:
         diff = next(i for i, (a, b) in enumerate(zip(first, again, strict=True)) if a != b)
