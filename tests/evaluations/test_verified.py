@@ -192,6 +192,9 @@ def test_a_seeded_draw_is_reproducible_and_an_unseeded_one_is_refused():
     with pytest.raises(NotReproducible, match="two draws under seed 12 differ in input 0"):
         check_reproducible(seeded, 12, cpu, first)
     assert signature([torch.zeros(0), torch.ones(2, dtype=torch.bool)])[0] == "(0,) torch.float32"
+    growing = iter(range(2, 10))
+    with pytest.raises(NotReproducible, match="differ in input 1 .*no such input"):  # a draw of another length
+        check_reproducible(lambda: [1.0] * next(growing), 5, cpu, ["1.0"])
 
 
 def test_refresh_keeps_pointer_and_values_but_changes_layout():

@@ -118,11 +118,13 @@ def check_reproducible(get_inputs: Callable[[], list[Any]], seed: int, device: t
     prefill_allocator(device)
     again = signature(draw(get_inputs, DISTRIBUTIONS[0], seed, device))
     if again != first:
-        diff = next(i for i, (a, b) in enumerate(zip(first, again, strict=True)) if a != b)
+        pairs = enumerate(zip(first, again, strict=False))
+        diff = next((i for i, (a, b) in pairs if a != b), min(len(first), len(again)))
+        one, other = (d[diff][:120] if diff < len(d) else "no such input" for d in (first, again))
         raise NotReproducible(
             f"the problem's get_inputs() is not a function of its seed on {device.type}: two draws under seed {seed} "
-            f"differ in input {diff} ({first[diff][:120]} against {again[diff][:120]}), so a judge could not redraw a "
-            "candidate's inputs (unseeded randomness, or uninitialised memory such as torch.empty?)")
+            f"differ in input {diff} ({one} against {other}), so a judge could not redraw a candidate's inputs "
+            "(unseeded randomness, or uninitialised memory such as torch.empty?)")
 
 
 def refresh_in_place(values: list[Any]) -> None:
