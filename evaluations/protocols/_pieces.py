@@ -51,10 +51,10 @@ def error_maxima(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
     default), in float64 a piece at a time: None where it selects none, NaN where a selected one is NaN."""
     worst_abs, worst_share = Maximum(), Maximum()
     for o, r, *m in pieces(out, ref, *([] if mask is None else [mask])):
-        r = r.double()
-        diff = (o.double() - r).abs()
-        share = diff / (atol + rtol * r.abs())
+        # two float64 temporaries a piece, worked in place (copies: a float64 piece of ``out`` or ``ref`` is theirs)
+        diff = o.to(torch.float64, copy=True).sub_(r).abs_()
         worst_abs.add(diff[m[0]] if m else diff)
+        share = diff.div_(r.to(torch.float64, copy=True).abs_().mul_(rtol).add_(atol))
         worst_share.add(share[m[0]] if m else share)
     return worst_abs.value, worst_share.value
 

@@ -100,3 +100,16 @@ def test_the_verified_precision_judgement_in_pieces_matches_the_whole_one(small_
         assert whole.budget == float((diff / (1e-3 + 1e-3 * ref.double().abs())).max())
         assert whole.max_abs_error == float(diff.max())
         assert whole.relative_error == float(diff.max()) / float(ref.double().abs().max())
+
+
+def test_the_error_maxima_work_in_place_on_copies_and_leave_float64_outputs_and_references_as_they_were():
+    """The float64 work is done in place on two temporaries a piece; a float64 output or reference is not one of
+    them (``double()`` would hand back the tensor itself)."""
+    from evaluations.protocols import error_maxima
+
+    out, ref = (t.double() for t in _pair())
+    kept = out.clone(), ref.clone()
+    got = error_maxima(out, ref, 1e-3, 1e-3)
+    assert torch.equal(out, kept[0]) and torch.equal(ref, kept[1])
+    diff = (out - ref).abs()
+    assert got == (float(diff.max()), float((diff / (1e-3 + 1e-3 * ref.abs())).max()))
