@@ -9,9 +9,9 @@ and ends in an evaluation put off to be done again alone. So the runner estimate
 peak bytes of one call that its baselines measured (:data:`FOOTPRINT_FACTOR` times the largest, by protocol and job),
 admits a worker only while the estimates in flight fit the device's memory (:class:`Admission`), and puts off at
 once, to be evaluated alone, what cannot fit beside anything. A problem with no measured peak yet counts as an equal
-share of the device, or as the bytes one call must move (its automatic count) where that is more. An estimate that is too low still ends in the out-of-memory path it replaces; one too high costs
-concurrency (on the H200 in session 28, factors of 8 let one evaluation of KernelBench's current level 1 run at a
-time).
+share of the device, or as the bytes one call must move (its automatic count) where that is more. An estimate that
+is too low still ends in the out-of-memory path it replaces; one too high costs concurrency (on the H200 in session
+28, factors of 8 let one evaluation of KernelBench's current level 1 run at a time).
 """
 
 from __future__ import annotations

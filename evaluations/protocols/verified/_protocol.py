@@ -76,8 +76,9 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
     The process is fresh and the memory is measured first, exactly as :func:`measure_memory` does in a
     process of its own (the model, one input draw, a warm-up call, then one measured call), so one process
     serves both figures; the timing's input sets are drawn after it. The eager baseline, the first of a problem's
-    jobs, also draws its inputs twice under one seed: a problem whose draws differ (:class:`NotReproducible`) fails
-    it, with its reason, rather than its candidates' judges finding honest outputs wrong."""
+    jobs, also draws its inputs twice under one seed (not its re-timings with a candidate's flags or in turns): a
+    problem whose draws differ (:class:`NotReproducible`) fails it, with its reason, rather than its candidates'
+    judges finding honest outputs wrong."""
     device = configure(job.device)
     _gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
     with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
@@ -85,7 +86,9 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
         _gpulock.yield_to_timing()
         seed = settings.extra_seeds[0]
         inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], seed, device)
-        drawn = signature(inputs) if job.baseline_kind == SPEEDUP_BASELINE["vs_eager"] else None  # before any call
+        # once a problem, in its first job (not in a re-timing with a candidate's flags or in turns); before any call
+        first = job.baseline_kind == SPEEDUP_BASELINE["vs_eager"] and not job.algorithm_flags
+        drawn = signature(inputs) if first and "party" not in job.options else None
         peak, output_bytes = _peak_of_one_call(model, inputs, device)
         del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
         if drawn is not None:
