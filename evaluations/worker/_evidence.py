@@ -33,7 +33,11 @@ EVIDENCE_BYTES = 1 << 30
 Verdict = tuple[bool, float | None, str | None]
 """(passed, error budget used, message) of one judged trial."""
 Z = 8.0
-"""A fingerprint may differ from the reference's by this many standard deviations of what the tolerance allows."""
+"""A signed fingerprint may differ from the reference's by this many times the root of the summed squares of what
+the tolerance allows (its elements' weighted allowed errors): an answer inside the tolerance passes but with odds
+below 2 exp(-Z^2 / 2) = 3e-14, whatever the pattern of its errors (Hoeffding's inequality over the weights' signs)."""
+PRINTS = 4
+"""Fingerprints per output: a projection and a nonlinear sum, each against weights of mean 1 and of random signs."""
 
 
 class Exhibits:
@@ -122,10 +126,10 @@ FINGERPRINT_CHUNK = PIECE_ELEMENTS
 """Elements of an output fingerprinted at a time, the protocols' comparison piece: the float64 work on a large output
 stays this size (128 MiB per temporary) instead of several times the output's own."""
 WEIGHTS_KEPT = 1 << 23
-"""Outputs of at most this many elements keep their weights between fingerprints (64 MiB of float64 each); larger
-ones have theirs computed chunk by chunk each time, as the sums go."""
-_WEIGHTS: dict[tuple[Any, ...], torch.Tensor] = {}
-"""Kept fingerprint weights by (shape, device, output index, kind, memory order)."""
+"""Outputs of at most this many elements keep their weights between fingerprints (32 MiB of float32 for each of the
+four kinds); larger ones have theirs computed chunk by chunk each time, as the sums go."""
+_WEIGHTS: dict[tuple[Any, ...], tuple[torch.Tensor, torch.Tensor]] = {}
+"""Kept fingerprint weights (of mean 1, signed) by (shape, device, output index, kind, memory order)."""
 _GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
 _MIX = (0xBF58476D1CE4E5B9 - (1 << 64), 0x94D049BB133111EB - (1 << 64))
 
@@ -141,17 +145,20 @@ def _shr(x: torch.Tensor, bits: int) -> torch.Tensor:
     return (x >> bits).bitwise_and_((1 << (64 - bits)) - 1)
 
 
-def _hashed(index: torch.Tensor, j: int, k: int) -> torch.Tensor:
-    """Fixed pseudo-random weights in [0.5, 1.5) of elements by their index in the output's shape (splitmix64's
-    mixer, int64 arithmetic wrapping as it does in C): the same on every device and for any chunking. Their mean
-    is 1, so an error of one sign over many elements (an offset, a scale) moves the sums by its whole size, not by
-    a random walk of it. They need no secret: the inputs, drawn from the runner's seed, are what no one knows
+def _hashed(index: torch.Tensor, j: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Fixed pseudo-random float32 weights of elements by their index in the output's shape (splitmix64's mixer,
+    int64 arithmetic wrapping as it does in C): the same on every device and for any chunking. The first lie in
+    [0.5, 1.5), of mean 1, so an error of one sign over many elements (an offset, a scale) moves their sums by its
+    whole size; the second are the same with a random sign (the hash's lowest bit), so any pattern of errors
+    inside the tolerance moves their sums by a random walk of its size, and errors larger than it in no pattern
+    stand out of that walk. They need no secret: the inputs, drawn from the runner's seed, are what no one knows
     ahead."""
     x = index + _signed((7919 + 31 * j + k) * _GOLDEN)  # a fresh tensor: mixed in place from here
     x.bitwise_xor_(_shr(x, 30)).mul_(_MIX[0])
     x.bitwise_xor_(_shr(x, 27)).mul_(_MIX[1])
     x.bitwise_xor_(_shr(x, 31))
-    return _shr(x, 11).to(torch.float64).mul_(1.0 / (1 << 53)).add_(0.5)
+    w = _shr(x, 41).to(torch.float32).mul_(1.0 / (1 << 23)).add_(0.5)  # the top 23 bits: exact in float32
+    return w, x.bitwise_and_(1).mul_(-2).add_(1).to(torch.float32).mul_(w)
 
 
 def _index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
@@ -192,16 +199,28 @@ def _index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
             yield q0 * inner + a, q0 * inner + min(inner, a + FINGERPRINT_CHUNK), offsets[0] + block[a:a + FINGERPRINT_CHUNK]
 
 
-def _weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int, k: int, index: torch.Tensor) -> torch.Tensor:
-    """Weights of output ``j`` (kind ``k``) for the elements at ``index`` in its shape (one piece of
-    :func:`_index_pieces`): kept for an output of at most :data:`WEIGHTS_KEPT` elements (then one piece holds
-    them all), made afresh for a larger one."""
+def _weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int, p: int, index: torch.Tensor) -> torch.Tensor:
+    """Weights of output ``j``'s fingerprint ``p`` (:func:`fingerprint`'s order) for the elements at ``index`` in
+    its shape (one piece of :func:`_index_pieces`): kept for an output of at most :data:`WEIGHTS_KEPT` elements
+    (then one piece holds them all), made afresh for a larger one."""
+    kind, signed = p % 2, p >= 2
     if math.prod(shape) > WEIGHTS_KEPT:
-        return _hashed(index, j, k)
-    key = (shape, str(index.device), j, k, order)
+        return _hashed(index, j, kind)[signed]
+    key = (shape, str(index.device), j, kind, order)
     if key not in _WEIGHTS:
-        _WEIGHTS[key] = _hashed(index, j, k)
-    return _WEIGHTS[key]
+        _WEIGHTS[key] = _hashed(index, j, kind)
+    return _WEIGHTS[key][signed]
+
+
+def _piece_weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int,
+                   index: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
+    """``(kind, weights of mean 1, signed weights)`` of one piece, one kind at a time (each hashed once), so the
+    fingerprints ``kind`` and ``kind + 2`` of :func:`fingerprint` take their sums before the next kind is made."""
+    for kind in range(PRINTS // 2):
+        if math.prod(shape) > WEIGHTS_KEPT:
+            yield kind, *_hashed(index, j, kind)
+        else:
+            yield kind, _weights(shape, order, j, kind, index), _weights(shape, order, j, kind + 2, index)
 
 
 def memory_order(y: torch.Tensor) -> tuple[int, ...] | None:
@@ -214,8 +233,9 @@ def memory_order(y: torch.Tensor) -> tuple[int, ...] | None:
 
 
 def fingerprint(outs: list[Any]) -> torch.Tensor:
-    """Two numbers per output: sum(w1 * y) and sum(w2 * y * |y|) over fixed pseudo-random weights, in float64. The
-    second is not linear in the output, so it cannot be had more cheaply than by computing the whole output.
+    """:data:`PRINTS` numbers per output: sum(w * y) and sum(w * y * |y|), each against fixed pseudo-random weights
+    of mean 1 and against weights of random signs (:func:`_hashed`), in float64. The nonlinear sums cannot be had
+    more cheaply than by computing the whole output.
 
     An output in another memory order than its shape's (a transposed view) is read in its own order, against
     weights laid out the same way: the numbers are the same sums, and the cost of fingerprinting does not depend
@@ -231,12 +251,15 @@ def fingerprint(outs: list[Any]) -> torch.Tensor:
             y = y.contiguous()
         flat = (y.permute(order) if order is not None else y).reshape(-1)  # a view: contiguous in that order
         shape = tuple(y.shape)
-        s1 = s2 = torch.zeros((), dtype=torch.float64, device=y.device)
+        sums = [torch.zeros((), dtype=torch.float64, device=y.device) for _ in range(PRINTS)]
         for a, b, index in _index_pieces(shape, order, y.device):
             part = flat[a:b].to(torch.float64)
-            s1 = s1 + (_weights(shape, order, j, 0, index) * part).sum()
-            s2 = s2 + (_weights(shape, order, j, 1, index) * part * part.abs()).sum()
-        values += [s1, s2]
+            for kind, w, signed in _piece_weights(shape, order, j, index):
+                value = part if kind == 0 else part * part.abs()
+                sums[kind] = sums[kind] + (w * value).sum()
+                sums[kind + 2] = sums[kind + 2] + (signed * value).sum()
+                del w, signed, value
+        values += sums
     return torch.stack(values) if values else torch.zeros(0, dtype=torch.float64)
 
 
@@ -303,21 +326,26 @@ def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch
             ask(("failed", f"{type(exc).__name__}: {exc}"[:400]))
 
 
-def _bound(ref: torch.Tensor, allowed: Piecewise, j: int) -> tuple[float, float, float, float]:
-    """Reference fingerprints of output ``j`` and the differences its elements' allowed errors permit (``Z``
-    deviations), summed :data:`FINGERPRINT_CHUNK` elements at a time, each piece's allowed errors made as it is
-    summed."""
+def _bound(ref: torch.Tensor, allowed: Piecewise, j: int) -> list[tuple[float, float]]:
+    """(reference fingerprint, the difference its elements' allowed errors permit) of each of output ``j``'s
+    :data:`PRINTS` fingerprints, summed :data:`FINGERPRINT_CHUNK` elements at a time, each piece's allowed errors
+    made as it is summed. Against weights of mean 1 the permitted difference is the whole weighted sum of the
+    allowed errors (errors of one sign, each at its limit: an answer inside the tolerance cannot exceed it); against
+    signed weights, ``Z`` times the root of their summed squares (:data:`Z`). Each allows float64 rounding too."""
     r_all = ref.contiguous().reshape(-1)
     shape = tuple(ref.shape)
-    sums = torch.zeros(6, dtype=torch.float64, device=ref.device)
+    sums = torch.zeros(PRINTS, 3, dtype=torch.float64, device=ref.device)
     for a, b, index in _index_pieces(shape, None, ref.device):
         r, t = r_all[a:b].to(torch.float64), allowed(a, b).to(torch.float64)
-        w1, w2 = _weights(shape, None, j, 0, index), _weights(shape, None, j, 1, index)
-        lin, sq = w1 * r, w2 * r * r.abs()
-        sums += torch.stack([lin.sum(), sq.sum(), ((w1 * t) ** 2).sum(), ((w2 * (2 * r.abs() * t + t * t)) ** 2).sum(),
-                             lin.abs().sum(), sq.abs().sum()])
-    ref1, ref2, var1, var2, abs1, abs2 = sums.tolist()
-    return ref1, ref2, Z * math.sqrt(var1) + 1e-9 * abs1, Z * math.sqrt(var2) + 1e-9 * abs2
+        for kind, w, signed in _piece_weights(shape, None, j, index):
+            # |y|y| - r|r|| <= 2|r|t + t^2 where |y - r| <= t
+            value, error = (r, t) if kind == 0 else (r * r.abs(), 2 * r.abs() * t + t * t)
+            for p, weights in ((kind, w), (kind + 2, signed)):
+                weighted, err = weights * value, (weights * error).abs_()
+                sums[p] += torch.stack([weighted.sum(), err.sum() if p < 2 else err.square_().sum(), weighted.abs_().sum()])
+            del w, signed, value, error
+    return [(ref_p, (err if p < 2 else Z * math.sqrt(err)) + 1e-9 * size)
+            for p, (ref_p, err, size) in enumerate(sums.tolist())]
 
 
 def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[Piecewise]]], get_inputs: Any,
@@ -332,7 +360,7 @@ def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[
     for i, seed in enumerate(seeds):
         refs, tols = reference(outer_inputs(get_inputs, seed, device))
         first = first if first is not None else refs
-        n = 2 * len(refs)
+        n = PRINTS * len(refs)
         got = prints[at:at + n]
         at += n
         if mismatch is None:
@@ -360,11 +388,11 @@ def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[
 
 def _compare_prints(got: list[float], refs: list[torch.Tensor], tols: list[Piecewise], seed: int,
                     i: int) -> str | None:
-    if len(got) != 2 * len(refs):
+    if len(got) != PRINTS * len(refs):
         return f"call {i}: {len(got)} fingerprints for {len(refs)} outputs"
     for j, (ref, tol) in enumerate(zip(refs, tols, strict=True)):
-        ref1, ref2, allow1, allow2 = _bound(ref, tol, j)
-        for k, (mine, want, allow) in enumerate(((got[2 * j], ref1, allow1), (got[2 * j + 1], ref2, allow2))):
+        for k, (want, allow) in enumerate(_bound(ref, tol, j)):
+            mine = got[PRINTS * j + k]
             if not math.isfinite(want):
                 continue  # a non-finite reference: the trials judge such outputs
             if not math.isfinite(mine) or abs(mine - want) > allow:

@@ -135,6 +135,34 @@ def test_fingerprints_pass_the_right_answer_and_fail_zeros_and_a_small_systemati
     assert "were due" in judge_outer(_ref, get, device, plan, [*within, 1.0, 2.0], False)[0]
 
 
+def test_errors_inside_the_tolerance_pass_in_any_pattern_and_errors_beyond_it_in_no_pattern_fail():
+    """An honest kernel's errors can all lean one way (a TF32 convolution in Triton that truncates its operands:
+    on the H200 seven such kernels erred by about 5e-5 of a sum where a random walk of their allowed errors
+    would have allowed 1e-5, and were called hacked). Every element at 0.999 of its allowed error, all of one
+    sign, passes; noise ten times the tolerance, of no sign, fails on the fingerprints of random signs."""
+    plan = {"seed": 424243, "calls": 3}
+    device = torch.device("cpu")
+    get = lambda: [torch.randn(128, 500)]  # noqa: E731
+
+    def prints(fn):
+        out = []
+        for seed in outer_seeds(plan["seed"], plan["calls"]):
+            out += fingerprint([fn(outer_inputs(get, seed, device)[0])]).tolist()
+        return out
+
+    def edge(sign):
+        def f(x):
+            y = torch.tanh(x.double())
+            return (y + sign * 0.999 * (1e-3 + 1e-3 * y.abs())).float()
+        return f
+
+    assert judge_outer(_ref, get, device, plan, prints(edge(1)), False)[0] is None
+    assert judge_outer(_ref, get, device, plan, prints(edge(-1)), False)[0] is None
+    assert judge_outer(_ref, get, device, plan, prints(lambda x: torch.tanh(x) * (1 - 9e-4)), False)[0] is None
+    noisy = judge_outer(_ref, get, device, plan, prints(lambda x: torch.tanh(x) + 0.02 * torch.randn_like(x)), False)[0]
+    assert noisy is not None and "fingerprint 3" in noisy  # the projection against signed weights
+
+
 def test_an_answer_held_in_another_memory_order_has_the_fingerprint_of_its_values_and_passes():
     """A kernel may return a transposed view (CUDA-L1's L1/59 returns its convolution's output so): its fingerprint
     is read in its own memory order, so it costs what the reference's costs, and the numbers are those of its
