@@ -21,7 +21,6 @@ from ._io import (
 from ._manifest import MANIFEST_RELPATH, Manifest, ManifestProblem, manifest_problems
 from ._protocols import PROTOCOLS, protocol_info
 from ._record import (
-    ROUNDS_MAX,
     SCHEMA_VERSION,
     STATUSES,
     AlgorithmFlag,
@@ -33,12 +32,10 @@ from ._record import (
     CorrectnessCheck,
     Environment,
     IntegrityCheck,
-    Judged,
     KernelLanguage,
     KernelSource,
     MemoryStats,
     ModelInfo,
-    OuterTiming,
     PrecisionClass,
     ProblemRef,
     ProtocolInfo,
@@ -46,8 +43,14 @@ from ._record import (
     Record,
     Roofline,
     ShapeCheck,
-    Speedups,
     Status,
+)
+from ._timing import (
+    ROUNDS_MAX,
+    TIMING_NOTE_MAX,
+    Judged,
+    OuterTiming,
+    Speedups,
     TimingConfig,
     TimingMethod,
     TimingStats,
@@ -61,7 +64,7 @@ __all__ = [
     "DATASETS", "PublicDataset", "dataset_named",
     "MANIFEST_RELPATH", "Manifest", "ManifestProblem", "manifest_problems",
     "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit",
-    "MAX_RECORD_BYTES", "ROUNDS_MAX", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "AlgorithmFlag", "AlgorithmFlagName",
+    "MAX_RECORD_BYTES", "ROUNDS_MAX", "TIMING_NOTE_MAX", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "AlgorithmFlag", "AlgorithmFlagName",
     "BaselineKind", "BaselineRecord", "BaselineTiming", "Claimed", "CorrectnessCheck", "Environment", "IntegrityCheck", "Judged", "OuterTiming",
     "KernelLanguage", "KernelSource", "PrecisionClass", "ShapeCheck",
     "MemoryStats", "ModelInfo", "ProblemRef", "ProtocolInfo", "ProtocolName", "Record", "RecordError",

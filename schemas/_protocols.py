@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._record import ProtocolInfo, TimingConfig
+from ._record import ProtocolInfo
+from ._timing import TimingConfig
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,19 @@ numeric field name (``_ms``, ``_bytes``, ``_flops``); statuses and protocol name
 
 from __future__ import annotations
 
-import math
 import re
-import statistics
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from ._base import Strict, finite_non_negative
+from ._timing import (
+    Judged,
+    Speedups,
+    TimingConfig,
+    TimingStats,
+)
 
 SCHEMA_VERSION = "1.0"
 """Version of the record layout written by this code. Older versions are migrated on load."""
@@ -28,8 +34,6 @@ ProtocolName = Literal["standard", "verified"]
 KernelLanguage = Literal["cuda", "triton", "cpp", "pytorch", "mixed"]
 """What the candidate's custom code is written in (``pytorch`` = no custom kernel)."""
 
-TimingMethod = Literal["cuda_events", "cuda_graph", "host_clock"]
-"""How a timing was taken: CUDA events per call, replays of a captured CUDA graph, or a monotonic host clock."""
 
 BaselineKind = Literal["eager_fp32", "eager_tf32", "compile"]
 """Which reference implementation a baseline timing belongs to."""
@@ -45,30 +49,8 @@ candidate may set them, and the baselines it is compared with are then timed wit
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
-TIMING_NOTE_MAX = 1000
-"""Longest timing note (500 until 2026-11-29: a host-bound eager timing's note was cut short)."""
-ROUNDS_MAX = 5000
-"""Most rounds a timing in turns records (the timing stops there; four such timings stay far below
-the record size limit)."""
 
-
-class _Strict(BaseModel):
-    """Base for every record part: unknown fields are refused, values are checked on assignment."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
-
-
-def _finite_non_negative(value: float | None, name: str) -> float | None:
-    if value is None:
-        return None
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    if value < 0:
-        raise ValueError(f"{name} must not be negative, got {value}")
-    return value
-
-
-class ModelInfo(_Strict):
+class ModelInfo(Strict):
     """The model (or person) that wrote the candidate kernel."""
 
     name: str = Field(min_length=1, max_length=120)
@@ -79,7 +61,7 @@ class ModelInfo(_Strict):
     """Index of this sample when a model wrote several candidates for one problem (best-of-k)."""
 
 
-class ProblemRef(_Strict):
+class ProblemRef(Strict):
     """Which problem the candidate solves."""
 
     suite: str = Field(min_length=1, max_length=64)
@@ -101,7 +83,7 @@ class ProblemRef(_Strict):
         return v
 
 
-class KernelSource(_Strict):
+class KernelSource(Strict):
     """The candidate kernel's source: its hash and where to find the text."""
 
     sha256: str
@@ -144,24 +126,7 @@ class KernelSource(_Strict):
         return self
 
 
-class TimingConfig(_Strict):
-    """How the protocol times a callable."""
-
-    warmup_calls: int = Field(ge=0)
-    """Untimed calls before timing (minimum, when warm-up is by time)."""
-    timed_calls: int = Field(ge=1)
-    """Timed calls (minimum, when the protocol stops on a confidence target)."""
-    statistic: Literal["mean", "median"]
-    """Which statistic of the per-call times the speedup uses."""
-    l2_flush: bool
-    """Whether the L2 cache is flushed before each timed call."""
-    ci_target_rel: float | None = None
-    """Stop once the 95% CI half-width of the median is below this fraction of it (verified only)."""
-    time_cap_s: float | None = None
-    """Upper bound on timing time per callable, seconds (verified only)."""
-
-
-class ProtocolInfo(_Strict):
+class ProtocolInfo(Strict):
     """The protocol that produced the record, with its parameters."""
 
     name: ProtocolName
@@ -182,7 +147,7 @@ class ProtocolInfo(_Strict):
     """Timing parameters."""
 
 
-class Environment(_Strict):
+class Environment(Strict):
     """Where the record was produced."""
 
     hardware: str
@@ -212,7 +177,7 @@ class Environment(_Strict):
         return v
 
 
-class CorrectnessCheck(_Strict):
+class CorrectnessCheck(Strict):
     """One correctness trial: candidate output against the reference on one input draw."""
 
     name: str
@@ -235,7 +200,7 @@ class CorrectnessCheck(_Strict):
     """Why the trial failed, when it did."""
 
 
-class AlgorithmFlag(_Strict):
+class AlgorithmFlag(Strict):
     """An algorithm-choice flag a candidate set, and the value it set it to."""
 
     name: AlgorithmFlagName
@@ -249,7 +214,7 @@ class AlgorithmFlag(_Strict):
         return self.name if self.value else f"{self.name}-off"
 
 
-class ShapeCheck(_Strict):
+class ShapeCheck(Strict):
     """Held-out shape (verified, from 1.2): correctness re-checked once with one module-level size of the problem
     changed, reference and candidate built afresh; a failure labels the record ``shape-specific`` and leaves its
     status as it is."""
@@ -268,84 +233,7 @@ class ShapeCheck(_Strict):
     """Why it failed, or why it was not run."""
 
 
-class TimingStats(_Strict):
-    """Statistics of per-call times of one callable."""
-
-    method: TimingMethod
-    """How times were taken."""
-    calls: int = Field(ge=1)
-    """Number of timed calls (for graphs: replays; each may hold several calls)."""
-    calls_per_sample: int = Field(default=1, ge=1)
-    """Calls between one pair of timers; per-call times are divided by it."""
-    mean_ms: float
-    """Mean time per call, milliseconds."""
-    median_ms: float
-    """Median time per call, milliseconds. Under the verified protocol with the weights rotated over
-    places in memory (the note says so), the mean of the per-place medians."""
-    min_ms: float
-    """Fastest call, milliseconds."""
-    max_ms: float
-    """Slowest call, milliseconds."""
-    std_ms: float
-    """Standard deviation of per-call times, milliseconds."""
-    q1_ms: float | None = None
-    """First quartile, milliseconds."""
-    q3_ms: float | None = None
-    """Third quartile, milliseconds."""
-    ci95_low_ms: float | None = None
-    """Lower end of the 95% confidence interval of the median (of ``median_ms``), milliseconds."""
-    ci95_high_ms: float | None = None
-    """Upper end of the 95% confidence interval of the median, milliseconds."""
-    l2_flush: bool = False
-    """Whether L2 was flushed before each call."""
-    host_bound: bool | None = None
-    """True when the host's launch speed, not the device, set the time (``None`` if not judged)."""
-    host_enqueue_ms: float | None = Field(default=None, ge=0)
-    """Host time to enqueue one eager call, the device spinning meanwhile (median of a few), milliseconds
-    (``None`` where not measured)."""
-    sm_clock_mhz: float | None = Field(default=None, gt=0)
-    """Median SM clock while timing, megahertz: a fixed count of device clock cycles spun after each
-    batch of samples, divided by its event time (``None`` where not measured). Two timings of the same
-    kernel at different clocks differ by about the clock ratio where the kernel is compute-bound."""
-    note: str | None = Field(default=None, max_length=TIMING_NOTE_MAX)
-    """Anything a reader needs to interpret the timing."""
-    round_medians_ms: list[float] | None = Field(default=None, min_length=1, max_length=ROUNDS_MAX)
-    """Timed in turns with the other timings of the same problem (the note says so): the median per-call
-    time of each round's batch of samples, by round, milliseconds (``None`` when timed alone). A speedup
-    between two timings that both have them is the median of the per-round ratios over their common rounds
-    (:func:`speedup_between`): a drift of the host's speed weighs on both sides of each ratio alike."""
-
-    @model_validator(mode="after")
-    def _finite(self) -> TimingStats:
-        for name in ("mean_ms", "median_ms", "min_ms", "max_ms", "std_ms", "q1_ms", "q3_ms", "ci95_low_ms", "ci95_high_ms"):
-            _finite_non_negative(getattr(self, name), name)
-        if self.min_ms > self.max_ms:
-            raise ValueError("min_ms exceeds max_ms")
-        for i, value in enumerate(self.round_medians_ms or []):
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"round_medians_ms[{i}] must be finite and positive, got {value}")
-        return self
-
-
-def statistic_ms(timing: TimingStats, name: str) -> float:
-    """The named statistic (``mean`` or ``median``) of a timing, the value speedups are computed from."""
-    if name not in ("mean", "median"):
-        raise ValueError(f"unknown statistic {name!r}")
-    return timing.mean_ms if name == "mean" else timing.median_ms
-
-
-def speedup_between(candidate: TimingStats, baseline: TimingStats, statistic: str = "median") -> float | None:
-    """The baseline's time over the candidate's: the median of the per-round ratios where both were timed
-    in the same turns (both have ``round_medians_ms``), else the ratio of their ``statistic`` (``median``
-    or ``mean``). ``None`` where the candidate's time is not positive."""
-    if candidate.round_medians_ms and baseline.round_medians_ms:
-        return statistics.median(b / c for b, c in zip(baseline.round_medians_ms, candidate.round_medians_ms,
-                                                       strict=False))
-    cand = statistic_ms(candidate, statistic)
-    return statistic_ms(baseline, statistic) / cand if cand > 0 else None
-
-
-class BaselineTiming(_Strict):
+class BaselineTiming(Strict):
     """A baseline's timing and memory, as used for this record's speedups."""
 
     kind: BaselineKind
@@ -362,26 +250,7 @@ class BaselineTiming(_Strict):
     """Why ``peak_memory_bytes`` is ``None`` (not measured on this device, or its measurement failed)."""
 
 
-class Speedups(_Strict):
-    """Baseline time over candidate time, with the protocol's statistic."""
-
-    vs_eager: float | None = None
-    """Against the protocol's eager baseline (fp32 without TF32 for standard, TF32 for verified)."""
-    vs_eager_fp32: float | None = None
-    """Against eager float32 with TF32 off, under this protocol's timing (splits the standard → verified drop)."""
-    vs_compile: float | None = None
-    """Against ``torch.compile`` of the reference (verified only)."""
-
-    @model_validator(mode="after")
-    def _positive(self) -> Speedups:
-        for name in ("vs_eager", "vs_eager_fp32", "vs_compile"):
-            v = getattr(self, name)
-            if v is not None and (not math.isfinite(v) or v <= 0):
-                raise ValueError(f"{name} must be a positive finite number, got {v}")
-        return self
-
-
-class MemoryStats(_Strict):
+class MemoryStats(Strict):
     """Peak device memory of one call, each measured in a fresh process."""
 
     candidate_peak_bytes: int | None = Field(default=None, ge=0)
@@ -395,7 +264,7 @@ class MemoryStats(_Strict):
     """Why ``baseline_peak_bytes`` is ``None``; records of verified 1.2 always say."""
 
 
-class IntegrityCheck(_Strict):
+class IntegrityCheck(Strict):
     """One integrity check of the verified protocol."""
 
     name: str = Field(min_length=1, max_length=80)
@@ -406,7 +275,7 @@ class IntegrityCheck(_Strict):
     """What was observed, e.g. ``output storage overlaps input 0``."""
 
 
-class Roofline(_Strict):
+class Roofline(Strict):
     """Speed-of-light figures of the problem on this hardware."""
 
     flops: float = Field(ge=0)
@@ -427,42 +296,7 @@ class Roofline(_Strict):
     the faster-than-physics check uses its bytes only). ``None`` in records made before it was kept."""
 
 
-class OuterTiming(_Strict):
-    """The candidate's answers timed from outside its process: a batch of calls on fresh inputs drawn from a seed
-    the runner handed over, on the runner's own clock, each answer checked by fingerprint."""
-
-    calls: int = Field(ge=1, le=1000)
-    """Calls in the batch."""
-    method: Literal["eager", "cuda_graph"]
-    """How the batch called the candidate (CUDA graph replays where its own timing replayed graphs)."""
-    wall_ms: float = Field(ge=0)
-    """The runner's clock from handing over the seed to receiving the fingerprints."""
-    overhead_ms: float = Field(ge=0)
-    """What drawing the inputs and fingerprinting the outputs cost, timed in the judge's process."""
-    per_call_ms: float = Field(ge=0)
-    """(wall - overhead) / calls: the time per answer seen from outside."""
-    reported_ms: float = Field(ge=0)
-    """The candidate process's own reported time per call (its timing's median, or mean)."""
-
-    @model_validator(mode="after")
-    def _finite(self) -> OuterTiming:
-        for name in ("wall_ms", "overhead_ms", "per_call_ms", "reported_ms"):
-            _finite_non_negative(getattr(self, name), name)
-        return self
-
-
-class Judged(_Strict):
-    """What the runner checked outside the candidate's process (records from the judge on; see the threat model)."""
-
-    trials: int = Field(ge=0, le=1000)
-    """Correctness trials whose outputs a process that never imported the candidate judged, on inputs it drew."""
-    trials_reported: int = Field(ge=0, le=1000)
-    """Correctness trials the candidate's worker reported."""
-    outer: OuterTiming | None = None
-    """The outside timing of the candidate's answers."""
-
-
-class Claimed(_Strict):
+class Claimed(Strict):
     """What the kernel's source dataset claimed for it, kept beside our measurements (never used in them)."""
 
     speedup: float | None = None
@@ -477,11 +311,11 @@ class Claimed(_Strict):
     @model_validator(mode="after")
     def _finite(self) -> Claimed:
         for name in ("speedup", "ms"):
-            _finite_non_negative(getattr(self, name), name)
+            finite_non_negative(getattr(self, name), name)
         return self
 
 
-class Record(_Strict):
+class Record(Strict):
     """One evaluation of one candidate kernel for one problem under one protocol on one hardware."""
 
     schema_version: Literal["1.0"] = SCHEMA_VERSION
@@ -552,7 +386,7 @@ class Record(_Strict):
         return self
 
 
-class BaselineRecord(_Strict):
+class BaselineRecord(Strict):
     """A baseline measurement, kept once per (problem, protocol, baseline kind, environment)."""
 
     schema_version: Literal["1.0"] = SCHEMA_VERSION

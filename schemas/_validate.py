@@ -26,7 +26,8 @@ from ._io import RecordError, inside_repository, parse_record, read_json, record
 from ._io import baseline_relpath as _baseline_relpath
 from ._manifest import MANIFEST_RELPATH, manifest_problems
 from ._protocols import PROTOCOLS, Pinned
-from ._record import BaselineRecord, Record, speedup_between, statistic_ms
+from ._record import BaselineRecord, Record
+from ._timing import speedup_between, statistic_ms
 from ._validate_names import NORMAL_FORM_FIELDS, bad_char, normal_form_problem
 from ._validate_protocol import pinned_faults, trial_faults
 from ._validate_tree import (

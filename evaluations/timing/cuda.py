@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from schemas._record import TIMING_NOTE_MAX
+from schemas import TIMING_NOTE_MAX
 
 from ..protocols._outcomes import median, uses_graph
 from ..protocols.verified._distributions import refresh_in_place

@@ -7,7 +7,7 @@ import contextlib
 import os
 from time import perf_counter
 
-from schemas._record import ROUNDS_MAX
+from schemas import ROUNDS_MAX
 
 from ..protocols.verified._stats import grouped_half_width_rel, round_medians
 from ..worker import _gpulock

@@ -230,7 +230,7 @@ def _dispatch(spare: Spare | None, target: str, payload: Any, log: Path) -> tupl
 
 
 SAFE_MODULES = ("evaluations.protocols._outcomes", "evaluations.run._judge", "evaluations.worker._worker",
-                "evaluations.zoo._check", "schemas._record", "schemas._audit")
+                "evaluations.zoo._check", "schemas._record", "schemas._timing", "schemas._audit")
 """Modules whose classes a child's message may hold: the outcomes, judgements and schema models it returns."""
 SAFE_GLOBALS = frozenset({("builtins", n) for n in ("set", "frozenset", "complex", "bytearray", "range", "slice")}
                          | {("copyreg", "_reconstructor"), ("builtins", "object"), ("collections", "OrderedDict")})
