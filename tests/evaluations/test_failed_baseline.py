@@ -34,16 +34,6 @@ def test_a_failed_compile_baseline_leaves_the_record_without_its_speedup_and_say
     assert not list((tmp_path / "out").rglob("*__compile.json"))  # no baseline record of a failed measurement
 
 
-def test_a_failed_eager_baseline_leaves_its_candidates_unevaluated(tmp_path):
-    loaded = load_inputs(FIXTURES / "problems", FIXTURES / "candidates", model="fixture-model")
-    runner = Runner(loaded, _config(tmp_path), capture_environment("cpu"))
-    (protocol, candidate, path), = runner.pending()
-    problem = runner.problems[candidate.problem_key]
-    runner._baselines[(protocol, problem.key, "eager_tf32")] = None  # as after a failed eager baseline
-    assert runner.evaluate(protocol, candidate, path) is None
-    assert not path.exists()
-
-
 _UNSEEDED = '''import time
 import torch
 import torch.nn as nn
@@ -85,4 +75,19 @@ def test_a_problem_whose_inputs_are_not_a_function_of_their_seed_fails_its_eager
     assert summary.records == []
     (reason,) = summary.reference_failures.values()
     assert reason.startswith("verified eager_tf32 baseline: ") and "not a function of its seed on cpu" in reason, reason
+    assert not list((tmp_path / "out").rglob("*.json"))
+
+
+def test_no_other_baseline_of_a_problem_is_measured_once_its_eager_one_failed(tmp_path):
+    """The eager baseline paces and compares the others: where it failed (here, for real: the problem's draws are
+    not a function of their seed), the ``torch.compile`` one is not measured with a method of its own."""
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "problems" / "1_unseeded.py").write_text(_UNSEEDED, encoding="utf-8")
+    (tmp_path / "candidates").mkdir()
+    (tmp_path / "candidates" / "1_unseeded.py").write_text(_RELU, encoding="utf-8")
+    loaded = load_inputs(tmp_path / "problems", tmp_path / "candidates", model="fixture-model")
+    runner = Runner(loaded, _config(tmp_path), capture_environment("cpu"))
+    (problem,) = runner.problems.values()
+    assert runner.baseline("verified", problem, "eager_tf32") is None
+    assert runner.baseline("verified", problem, "compile") is None
     assert not list((tmp_path / "out").rglob("*.json"))

@@ -417,21 +417,6 @@ def test_every_verified_timing_of_a_problem_uses_the_eager_baselines_calls_per_s
     assert not uses_graph(host_ms=2.0, device_ms=10.0)  # the device outruns its host by far
 
 
-def test_a_paced_baseline_is_not_measured_when_the_eager_one_failed(tmp_path, fixtures_dir):
-    from evaluations import capture_environment, load_inputs
-    from evaluations.run import RunConfig, Runner
-
-    cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
-    loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
-    config = RunConfig(out_dir=tmp_path / "out", protocols=("verified",), device="cpu",
-                       build_dir=tmp_path / "build", progress=False)
-    runner = Runner(loaded, config, capture_environment("cpu"))
-    problem = next(iter(runner.problems.values()))
-    runner._baselines[("verified", problem.key, "eager_tf32")] = None  # as after a failed eager baseline
-    assert runner.baseline("verified", problem, "compile") is None
-    assert not (tmp_path / "out").exists()  # nothing measured with a method of its own
-
-
 def test_a_pool_of_spares_serves_a_concurrent_run_with_the_same_verdicts(tmp_path, fixtures_dir):
     from evaluations import capture_environment, load_inputs
     from evaluations.run import RunConfig, run
