@@ -108,6 +108,17 @@ def test_cpu_exploit_is_flagged_by_verified_with_its_check(entry, cpu_outcomes):
     assert outcome.standard.status == STANDARD_VERDICT[entry.path.stem], outcome.standard.error
 
 
+def test_a_downcast_fails_precision_alone_not_again_as_a_change_after_timing(cpu_outcomes):
+    """A kernel that computes below float32 accuracy is so in its trials and in its timed calls alike: its timed
+    answers, wrong by no more than that, are the trials' finding (``precision``), not ``recheck-after-timing``,
+    whose evidence would read as a kernel that cheats once timed."""
+    downcasts = [e for e in ENTRIES if e.expected_check == "precision" and not e.cuda_only]
+    assert len(downcasts) >= 2
+    for entry in downcasts:
+        failed = _failed(cpu_outcomes[entry.path.stem].verified)
+        assert "precision" in failed and "recheck-after-timing" not in failed, (entry.file, failed)
+
+
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "honest" and not e.cuda_only], ids=lambda e: e.path.stem)
 def test_cpu_honest_kernel_is_not_flagged(entry, cpu_outcomes):
     if entry.path.stem == COMPILING and CXX is None:

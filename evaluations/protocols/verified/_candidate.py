@@ -74,6 +74,9 @@ class Context:
     """CPU copies of the trials' outputs for the judge (``_judge``)."""
     structure: list[str] = field(default_factory=list)
     """Why the candidate is ``structure-specific`` (wrong only on the timing's rolled inputs), if it is."""
+    imprecise: bool = False
+    """Its trials found its arithmetic below float32 accuracy (check ``precision``): a timed answer wrong by no more
+    than that (:func:`_near`) is what the trials showed, not a change after timing."""
 
 
 def _sync(device: torch.device) -> None:
@@ -187,8 +190,12 @@ def _trial(ctx: Context, dist: Distribution, seed: int) -> Trial:
         max_abs_error=verdict.max_abs_error, error_budget_used=verdict.budget,
         fp32_strict_budget_used=verdict.strict_budget, fp32_tf32_budget_used=verdict.tf32_budget,
         message=verdict.message)
-    near = verdict.passed or (verdict.relative_error is not None and verdict.relative_error <= NEAR_LIMIT)
-    return Trial(check, near)
+    return Trial(check, _near(verdict))
+
+
+def _near(verdict: PrecisionVerdict) -> bool:
+    """Passed, or wrong but right to within :data:`NEAR_LIMIT` of the output's scale (imprecise, not another answer)."""
+    return verdict.passed or (verdict.relative_error is not None and verdict.relative_error <= NEAR_LIMIT)
 
 
 def _classify(ctx: Context, trials: list[Trial]) -> bool:
@@ -203,6 +210,7 @@ def _classify(ctx: Context, trials: list[Trial]) -> bool:
         ctx.log.check("precision", evidence + f"; PyTorch float32 uses {strict or 0:.3g} (strict), {tf32 or 0:.3g} "
                       f"(TF32), and the answer is right to within {NEAR_LIMIT:g} of its scale: arithmetic below "
                       "float32 accuracy")
+        ctx.imprecise = True
         return False
     if all(t.check.passed for t in trials if t.check.distribution == DISTRIBUTIONS[0].label):
         ctx.log.check("hidden-inputs", evidence + f" (passes every {DISTRIBUTIONS[0].label} draw)")
@@ -248,7 +256,11 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     matches the reference of the set's earlier contents (its first draw, or its values before the last roll), or
     the candidate called again on a copy of the same values is right (the timed calls skipped the work: a graph
     capture that launched nothing, a cache keyed on the input buffers). Broken: wrong on a fresh draw now. Both
-    are ``recheck-after-timing``; the rest is labelled ``structure-specific``, its timing kept."""
+    are ``recheck-after-timing``; the rest is labelled ``structure-specific``, its timing kept. A candidate whose
+    trials already failed ``precision`` and whose timed answer is wrong by no more than imprecision is none of
+    these: the trials' check holds that finding, and repeating it here would read as a change after timing."""
+    if ctx.imprecise and _near(v):
+        return
     evidence = f"output of a timed call on input set {k}: {v.message}"
     first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device)
     before = [x.reshape(-1).roll(-1).reshape(x.shape) if isinstance(x, torch.Tensor) and x.is_floating_point()
