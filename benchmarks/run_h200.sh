@@ -14,7 +14,8 @@
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
 # last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
 # After every evaluation (cudal1: every PACK_S seconds, default 30), records/<hw> and the logs are packed into
-# $OUT/records.tgz and $OUT/logs.tgz.
+# $OUT/records.tgz and $OUT/logs.tgz (LOGS_TGZ names it otherwise: two calls of this script in one device call
+# would overwrite each other's; the logs folder itself is removed once packed).
 # Needs pydantic on PYTHONPATH (carry wheels) and, for selfspeed/audit/cudal1, the CUDA-L1 bundle at
 # .data/h100.jsonl (copy it from the public datasets folder; it is git-ignored).
 # SELF_ARGS adds options to benchmarks/self_speedup.py (e.g. --essential-only, --retry-errors); passes
@@ -30,7 +31,7 @@ T0=$(date +%s)
 # Records and logs are packed into $OUT after every evaluation, so a call cut off by its time limit
 # still brings back what finished (the device's copy of the tree does not outlive the call).
 pack() { tar czf "$OUT/records.tgz" records/h200 records/_audits $(ls records/MANIFEST.sha256 2>/dev/null) 2>/dev/null
-        tar czf "$OUT/logs.tgz" -C "$OUT" logs; }
+        tar czf "$OUT/${LOGS_TGZ:-logs.tgz}" -C "$OUT" logs; }
 left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
 GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_gpu_graph.py tests/evaluations/test_gpu_timing.py tests/evaluations/test_gpu_zoo_graphs.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py tests/evaluations/test_verified_12.py}"  # no site deps
