@@ -358,6 +358,7 @@ def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[
     seeds = outer_seeds(int(plan["seed"]), int(plan["calls"]))
     at, mismatch, first = 0, None, None
     for i, seed in enumerate(seeds):
+        _gpulock.yield_to_timing()  # up to 50 references and their bounds: each a step, not one long hold
         refs, tols = reference(outer_inputs(get_inputs, seed, device))
         first = first if first is not None else refs
         n = PRINTS * len(refs)
