@@ -199,28 +199,24 @@ def _index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
             yield q0 * inner + a, q0 * inner + min(inner, a + FINGERPRINT_CHUNK), offsets[0] + block[a:a + FINGERPRINT_CHUNK]
 
 
-def _weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int, p: int, index: torch.Tensor) -> torch.Tensor:
-    """Weights of output ``j``'s fingerprint ``p`` (:func:`fingerprint`'s order) for the elements at ``index`` in
-    its shape (one piece of :func:`_index_pieces`): kept for an output of at most :data:`WEIGHTS_KEPT` elements
-    (then one piece holds them all), made afresh for a larger one."""
-    kind, signed = p % 2, p >= 2
-    if math.prod(shape) > WEIGHTS_KEPT:
-        return _hashed(index, j, kind)[signed]
+def _kept_weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int, kind: int,
+                  index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`_hashed`'s weights of output ``j``'s fingerprints of ``kind``, kept between fingerprints (an output of
+    at most :data:`WEIGHTS_KEPT` elements: one piece holds them all)."""
     key = (shape, str(index.device), j, kind, order)
     if key not in _WEIGHTS:
         _WEIGHTS[key] = _hashed(index, j, kind)
-    return _WEIGHTS[key][signed]
+    return _WEIGHTS[key]
 
 
 def _piece_weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int,
                    index: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
     """``(kind, weights of mean 1, signed weights)`` of one piece, one kind at a time (each hashed once), so the
-    fingerprints ``kind`` and ``kind + 2`` of :func:`fingerprint` take their sums before the next kind is made."""
+    fingerprints ``kind`` and ``kind + 2`` of :func:`fingerprint` take their sums before the next kind is made:
+    kept for an output of at most :data:`WEIGHTS_KEPT` elements, made afresh for a larger one."""
+    kept = math.prod(shape) <= WEIGHTS_KEPT
     for kind in range(PRINTS // 2):
-        if math.prod(shape) > WEIGHTS_KEPT:
-            yield kind, *_hashed(index, j, kind)
-        else:
-            yield kind, _weights(shape, order, j, kind, index), _weights(shape, order, j, kind + 2, index)
+        yield kind, *(_kept_weights(shape, order, j, kind, index) if kept else _hashed(index, j, kind))
 
 
 def memory_order(y: torch.Tensor) -> tuple[int, ...] | None:

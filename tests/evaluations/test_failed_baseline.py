@@ -5,6 +5,7 @@ a failed eager baseline still leaves them unevaluated (nothing paces or compares
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from evaluations import capture_environment, load_inputs
 from evaluations.run import RunConfig, Runner, run
@@ -61,15 +62,21 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_a_problem_whose_inputs_are_not_a_function_of_their_seed_fails_its_eager_baseline_not_its_kernels(tmp_path):
-    """A judge redraws a candidate's inputs from their seed: where ``get_inputs()`` is not a function of it, every
-    honest kernel would be found wrong. The eager baseline draws twice under one seed and fails with the reason;
-    no candidate gets a verdict it did not earn."""
+def _unseeded(tmp_path: Path) -> Any:
+    """The loaded inputs of a problem whose draws are not a function of their seed, and an honest kernel for it."""
     (tmp_path / "problems").mkdir()
     (tmp_path / "problems" / "1_unseeded.py").write_text(_UNSEEDED, encoding="utf-8")
     (tmp_path / "candidates").mkdir()
     (tmp_path / "candidates" / "1_unseeded.py").write_text(_RELU, encoding="utf-8")
     loaded = load_inputs(tmp_path / "problems", tmp_path / "candidates", model="fixture-model")
+    return loaded
+
+
+def test_a_problem_whose_inputs_are_not_a_function_of_their_seed_fails_its_eager_baseline_not_its_kernels(tmp_path):
+    """A judge redraws a candidate's inputs from their seed: where ``get_inputs()`` is not a function of it, every
+    honest kernel would be found wrong. The eager baseline draws twice under one seed and fails with the reason;
+    no candidate gets a verdict it did not earn."""
+    loaded = _unseeded(tmp_path)
     summary = run(loaded, _config(tmp_path), capture_environment("cpu"))
 
     assert summary.records == []
@@ -81,11 +88,7 @@ def test_a_problem_whose_inputs_are_not_a_function_of_their_seed_fails_its_eager
 def test_no_other_baseline_of_a_problem_is_measured_once_its_eager_one_failed(tmp_path):
     """The eager baseline paces and compares the others: where it failed (here, for real: the problem's draws are
     not a function of their seed), the ``torch.compile`` one is not measured with a method of its own."""
-    (tmp_path / "problems").mkdir()
-    (tmp_path / "problems" / "1_unseeded.py").write_text(_UNSEEDED, encoding="utf-8")
-    (tmp_path / "candidates").mkdir()
-    (tmp_path / "candidates" / "1_unseeded.py").write_text(_RELU, encoding="utf-8")
-    loaded = load_inputs(tmp_path / "problems", tmp_path / "candidates", model="fixture-model")
+    loaded = _unseeded(tmp_path)
     runner = Runner(loaded, _config(tmp_path), capture_environment("cpu"))
     (problem,) = runner.problems.values()
     assert runner.baseline("verified", problem, "eager_tf32") is None

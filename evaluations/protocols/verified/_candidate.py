@@ -74,9 +74,6 @@ class Context:
     """CPU copies of the trials' outputs for the judge (``_judge``)."""
     structure: list[str] = field(default_factory=list)
     """Why the candidate is ``structure-specific`` (wrong only on the timing's rolled inputs), if it is."""
-    imprecise: bool = False
-    """Its trials found its arithmetic below float32 accuracy (check ``precision``): a timed answer wrong by no more
-    than that (:func:`_near`) is what the trials showed, not a change after timing."""
 
 
 def _sync(device: torch.device) -> None:
@@ -210,7 +207,6 @@ def _classify(ctx: Context, trials: list[Trial]) -> bool:
         ctx.log.check("precision", evidence + f"; PyTorch float32 uses {strict or 0:.3g} (strict), {tf32 or 0:.3g} "
                       f"(TF32), and the answer is right to within {NEAR_LIMIT:g} of its scale: arithmetic below "
                       "float32 accuracy")
-        ctx.imprecise = True
         return False
     if all(t.check.passed for t in trials if t.check.distribution == DISTRIBUTIONS[0].label):
         ctx.log.check("hidden-inputs", evidence + f" (passes every {DISTRIBUTIONS[0].label} draw)")
@@ -259,7 +255,7 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     are ``recheck-after-timing``; the rest is labelled ``structure-specific``, its timing kept. A candidate whose
     trials already failed ``precision`` and whose timed answer is wrong by no more than imprecision is none of
     these: the trials' check holds that finding, and repeating it here would read as a change after timing."""
-    if ctx.imprecise and _near(v):
+    if "precision" in ctx.log.failed and _near(v):
         return
     evidence = f"output of a timed call on input set {k}: {v.message}"
     first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device)
