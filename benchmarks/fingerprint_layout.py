@@ -1,5 +1,5 @@
 """What fingerprinting an answer costs by its memory layout, in time and memory: the outside clock
-(``evaluations.worker._evidence``) counts fingerprinting a candidate's answers as host overhead only as far as it
+(``evaluations.worker``) counts fingerprinting a candidate's answers as host overhead only as far as it
 costs for the reference's layout, so a layout that costs more is charged to the candidate's time; and the memory
 it takes beside the output is taken from every other evaluation sharing the device.
 
@@ -25,7 +25,7 @@ if str(ROOT) not in sys.path:
 
 import torch  # noqa: E402
 
-from evaluations.worker._evidence import fingerprint  # noqa: E402 - after the repository is on the path
+from evaluations.worker import fingerprint  # noqa: E402 - after the repository is on the path
 
 
 def _peak_bytes(device: torch.device) -> int:

@@ -4,7 +4,8 @@
 its entry, questions to the runner); ``_confine`` (on the runner's side: environment, survivors, signals) and
 ``_landlock`` (its writes) confine it; ``_gpulock`` shares the GPU between workers (a timing holds it alone);
 ``_extensions`` builds a candidate's extensions; ``_evidence`` keeps the outputs the judge rules on and runs the
-outside batch; ``_worker`` holds the jobs a child runs (the targets the runner names).
+outside batch, whose answers ``_fingerprint`` sums; ``_worker`` holds the jobs a child runs (the targets the runner
+names).
 
 A worker imports this package at start-up, so it stays light: the names below are imported on first use
 (PEP 562), and the modules only when asked for. ``gpulock`` is ``_gpulock`` itself, whose functions the other
@@ -22,8 +23,8 @@ _PART_OF = {
     "in_every_thread": "_child",
     "GPU_LOCK_ENV": "_gpulock",
     **dict.fromkeys(("restrict_writes", "scopes_signals", "unavailable"), "_landlock"),
-    **dict.fromkeys(("Exhibits", "fingerprint", "judge_outer", "memory_order", "outer_inputs", "outer_seeds",
-                     "rule_trials"), "_evidence"),
+    **dict.fromkeys(("Exhibits", "judge_outer", "outer_inputs", "outer_seeds", "rule_trials"), "_evidence"),
+    **dict.fromkeys(("fingerprint", "forget_weights", "memory_order"), "_fingerprint"),
 }
 """Name -> the module of this package that holds it."""
 _MODULES = {"gpulock": "_gpulock"}

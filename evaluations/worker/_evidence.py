@@ -13,7 +13,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,12 @@ import torch
 
 from schemas import CorrectnessCheck
 
-from ..protocols._pieces import PIECE_ELEMENTS, Piecewise
+from ..protocols._pieces import Piecewise
 from ..protocols.verified._distributions import DISTRIBUTIONS, draw
 from ..protocols.verified._integrity import outputs_of, tensor_bytes
 from ..run._judge import Judgement, Ruling
 from . import _gpulock
+from ._fingerprint import PRINTS, fingerprint, forget_weights, index_pieces, piece_weights
 
 EVIDENCE_BYTES = 1 << 30
 """Most bytes of trial outputs a worker keeps for the judge; trials past it are judged on the worker's word."""
@@ -36,8 +37,6 @@ Z = 8.0
 """A signed fingerprint may differ from the reference's by this many times the root of the summed squares of what
 the tolerance allows (its elements' weighted allowed errors): an answer inside the tolerance passes but with odds
 below 2 exp(-Z^2 / 2) = 3e-14, whatever the pattern of its errors (Hoeffding's inequality over the weights' signs)."""
-PRINTS = 4
-"""Fingerprints per output: a projection and a nonlinear sum, each against weights of mean 1 and of random signs."""
 
 
 class Exhibits:
@@ -122,143 +121,6 @@ def outer_inputs(get_inputs: Any, seed: int, device: torch.device) -> list[Any]:
     return draw(get_inputs, DISTRIBUTIONS[0], seed, device)
 
 
-FINGERPRINT_CHUNK = PIECE_ELEMENTS
-"""Elements of an output fingerprinted at a time, the protocols' comparison piece: the float64 work on a large output
-stays this size (128 MiB per temporary) instead of several times the output's own."""
-WEIGHTS_KEPT = 1 << 23
-"""Outputs of at most this many elements keep their weights between fingerprints (32 MiB of float32 for each of the
-four kinds); larger ones have theirs computed chunk by chunk each time, as the sums go."""
-_WEIGHTS: dict[tuple[Any, ...], tuple[torch.Tensor, torch.Tensor]] = {}
-"""Kept fingerprint weights (of mean 1, signed) by (shape, device, output index, kind, memory order)."""
-_GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
-_MIX = (0xBF58476D1CE4E5B9 - (1 << 64), 0x94D049BB133111EB - (1 << 64))
-
-
-def _signed(value: int) -> int:
-    """``value`` modulo 2**64, as the int64 that holds those bits."""
-    value &= (1 << 64) - 1
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def _shr(x: torch.Tensor, bits: int) -> torch.Tensor:
-    """Logical right shift of int64 values (torch's ``>>`` keeps the sign)."""
-    return (x >> bits).bitwise_and_((1 << (64 - bits)) - 1)
-
-
-def _hashed(index: torch.Tensor, j: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Fixed pseudo-random float32 weights of elements by their index in the output's shape (splitmix64's mixer,
-    int64 arithmetic wrapping as it does in C): the same on every device and for any chunking. The first lie in
-    [0.5, 1.5), of mean 1, so an error of one sign over many elements (an offset, a scale) moves their sums by its
-    whole size; the second are the same with a random sign (the hash's lowest bit), so any pattern of errors
-    inside the tolerance moves their sums by a random walk of its size, and errors larger than it in no pattern
-    stand out of that walk. They need no secret: the inputs, drawn from the runner's seed, are what no one knows
-    ahead."""
-    x = index + _signed((7919 + 31 * j + k) * _GOLDEN)  # a fresh tensor: mixed in place from here
-    x.bitwise_xor_(_shr(x, 30)).mul_(_MIX[0])
-    x.bitwise_xor_(_shr(x, 27)).mul_(_MIX[1])
-    x.bitwise_xor_(_shr(x, 31))
-    w = _shr(x, 41).to(torch.float32).mul_(1.0 / (1 << 23)).add_(0.5)  # the top 23 bits: exact in float32
-    return w, x.bitwise_and_(1).mul_(-2).add_(1).to(torch.float32).mul_(w)
-
-
-def _index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
-                  device: torch.device) -> Iterator[tuple[int, int, torch.Tensor]]:
-    """``(start, stop, index)`` over an output of ``shape`` held in memory ``order`` (``like.permute(order)``
-    contiguous; None: row-major itself), in pieces of at most about :data:`FINGERPRINT_CHUNK` elements: ``index``
-    is the row-major place in ``shape`` of each element ``start:stop`` of its memory. A transposed layout's
-    index is a sum of small ranges broadcast over a block, with no division per element, so it costs what the
-    row-major one does."""
-    n = math.prod(shape)
-    if order is None:
-        for a in range(0, n, FINGERPRINT_CHUNK):
-            yield a, min(n, a + FINGERPRINT_CHUNK), torch.arange(a, min(n, a + FINGERPRINT_CHUNK), device=device)
-        return
-    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
-    dims, steps = [shape[d] for d in order], [strides[d] for d in order]  # in memory order, the last fastest
-    k, inner = len(dims), 1
-    while k > 0 and inner * dims[k - 1] <= FINGERPRINT_CHUNK:
-        k, inner = k - 1, inner * dims[k - 1]
-    if k == len(dims):  # one row of the fastest memory dimension is longer than a piece: pieces of a row
-        k, inner = k - 1, dims[-1]
-    block = torch.zeros((), dtype=torch.int64, device=device)
-    for d in range(k, len(dims)):  # the index of every element of one block of the dimensions from k on
-        block = block.unsqueeze(-1) + torch.arange(dims[d], device=device) * steps[d]
-    block = block.reshape(-1)
-    per = max(1, FINGERPRINT_CHUNK // inner)
-    rows = n // inner
-    for q0 in range(0, rows, per):
-        rem = torch.arange(q0, min(rows, q0 + per), device=device)
-        offsets = torch.zeros_like(rem)
-        for d in range(k - 1, -1, -1):
-            offsets += (rem % dims[d]) * steps[d]
-            rem = rem // dims[d]
-        if inner <= FINGERPRINT_CHUNK:
-            yield q0 * inner, q0 * inner + offsets.numel() * inner, (offsets[:, None] + block[None, :]).reshape(-1)
-            continue
-        for a in range(0, inner, FINGERPRINT_CHUNK):  # per == 1: one long row in pieces
-            yield q0 * inner + a, q0 * inner + min(inner, a + FINGERPRINT_CHUNK), offsets[0] + block[a:a + FINGERPRINT_CHUNK]
-
-
-def _kept_weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int, kind: int,
-                  index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`_hashed`'s weights of output ``j``'s fingerprints of ``kind``, kept between fingerprints (an output of
-    at most :data:`WEIGHTS_KEPT` elements: one piece holds them all)."""
-    key = (shape, str(index.device), j, kind, order)
-    if key not in _WEIGHTS:
-        _WEIGHTS[key] = _hashed(index, j, kind)
-    return _WEIGHTS[key]
-
-
-def _piece_weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int,
-                   index: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
-    """``(kind, weights of mean 1, signed weights)`` of one piece, one kind at a time (each hashed once), so the
-    fingerprints ``kind`` and ``kind + 2`` of :func:`fingerprint` take their sums before the next kind is made:
-    kept for an output of at most :data:`WEIGHTS_KEPT` elements, made afresh for a larger one."""
-    kept = math.prod(shape) <= WEIGHTS_KEPT
-    for kind in range(PRINTS // 2):
-        yield kind, *(_kept_weights(shape, order, j, kind, index) if kept else _hashed(index, j, kind))
-
-
-def memory_order(y: torch.Tensor) -> tuple[int, ...] | None:
-    """The permutation of ``y``'s dimensions that its memory holds contiguously (a transposed view's), or None
-    where there is none (overlapping or gapped strides) or it is the identity."""
-    order = tuple(sorted(range(y.dim()), key=lambda d: (-y.stride(d), -y.shape[d])))
-    if order == tuple(range(y.dim())) or not y.permute(order).is_contiguous():
-        return None
-    return order
-
-
-def fingerprint(outs: list[Any]) -> torch.Tensor:
-    """:data:`PRINTS` numbers per output: sum(w * y) and sum(w * y * |y|), each against fixed pseudo-random weights
-    of mean 1 and against weights of random signs (:func:`_hashed`), in float64. The nonlinear sums cannot be had
-    more cheaply than by computing the whole output.
-
-    An output in another memory order than its shape's (a transposed view) is read in its own order, against
-    weights laid out the same way: the numbers are the same sums, and the cost of fingerprinting does not depend
-    on the layout (the outside clock compares it with the cost for the reference's layout). A large output is
-    summed :data:`FINGERPRINT_CHUNK` elements at a time, so fingerprinting it needs little memory beside it."""
-    values = []
-    for j, o in enumerate(outs):
-        if not isinstance(o, torch.Tensor):
-            raise TypeError(f"output {j} is not a tensor")
-        y = o.detach().as_subclass(torch.Tensor)
-        order = memory_order(y)
-        if order is None and not y.is_contiguous():
-            y = y.contiguous()
-        flat = (y.permute(order) if order is not None else y).reshape(-1)  # a view: contiguous in that order
-        shape = tuple(y.shape)
-        sums = [torch.zeros((), dtype=torch.float64, device=y.device) for _ in range(PRINTS)]
-        for a, b, index in _index_pieces(shape, order, y.device):
-            part = flat[a:b].to(torch.float64)
-            for kind, w, signed in _piece_weights(shape, order, j, index):
-                value = part if kind == 0 else part * part.abs()
-                sums[kind] = sums[kind] + (w * value).sum()
-                sums[kind + 2] = sums[kind + 2] + (signed * value).sum()
-                del w, signed, value
-        values += sums
-    return torch.stack(values) if values else torch.zeros(0, dtype=torch.float64)
-
-
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -320,26 +182,28 @@ def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch
                     return
         except Exception as exc:  # noqa: BLE001 - the runner hears what failed; the record says so
             ask(("failed", f"{type(exc).__name__}: {exc}"[:400]))
+        finally:
+            forget_weights()
 
 
 def _bound(ref: torch.Tensor, allowed: Piecewise, j: int) -> list[tuple[float, float]]:
     """(reference fingerprint, the difference its elements' allowed errors permit) of each of output ``j``'s
-    :data:`PRINTS` fingerprints, summed :data:`FINGERPRINT_CHUNK` elements at a time, each piece's allowed errors
+    :data:`PRINTS` fingerprints, summed :data:`~._fingerprint.FINGERPRINT_CHUNK` elements at a time, each piece's allowed errors
     made as it is summed. Against weights of mean 1 the permitted difference is the whole weighted sum of the
     allowed errors (errors of one sign, each at its limit: an answer inside the tolerance cannot exceed it); against
     signed weights, ``Z`` times the root of their summed squares (:data:`Z`). Each allows float64 rounding too."""
     r_all = ref.contiguous().reshape(-1)
     shape = tuple(ref.shape)
     sums = torch.zeros(PRINTS, 3, dtype=torch.float64, device=ref.device)
-    for a, b, index in _index_pieces(shape, None, ref.device):
+    for a, b, index in index_pieces(shape, None, ref.device):
         r, t = r_all[a:b].to(torch.float64), allowed(a, b).to(torch.float64)
-        for kind, w, signed in _piece_weights(shape, None, j, index):
+        for kind, signed in piece_weights(shape, None, j, a, index, ref.device):
             # |y|y| - r|r|| <= 2|r|t + t^2 where |y - r| <= t
             value, error = (r, t) if kind == 0 else (r * r.abs(), 2 * r.abs() * t + t * t)
-            for p, weights in ((kind, w), (kind + 2, signed)):
+            for p, weights in ((kind, signed.abs()), (kind + 2, signed)):
                 weighted, err = weights * value, (weights * error).abs_()
                 sums[p] += torch.stack([weighted.sum(), err.sum() if p < 2 else err.square_().sum(), weighted.abs_().sum()])
-            del w, signed, value, error
+            del signed, value, error
     return [(ref_p, (err if p < 2 else Z * math.sqrt(err)) + 1e-9 * size)
             for p, (ref_p, err, size) in enumerate(sums.tolist())]
 
@@ -351,6 +215,14 @@ def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[
     for the device at the end, the GPU held alone). ``reference(inputs)`` gives the reference outputs and each
     one's allowed errors (element by element, a stretch of the flattened output at a time:
     :func:`evaluations.protocols.piecewise`)."""
+    try:
+        return _judge_outer(reference, get_inputs, device, plan, prints, graphs)
+    finally:
+        forget_weights()
+
+
+def _judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[Piecewise]]], get_inputs: Any,
+                 device: torch.device, plan: dict[str, Any], prints: list[float], graphs: bool) -> tuple[str | None, float]:
     seeds = outer_seeds(int(plan["seed"]), int(plan["calls"]))
     at, mismatch, first = 0, None, None
     for i, seed in enumerate(seeds):

@@ -6,8 +6,10 @@ takes 20 ms. Its answers are right, so the correctness trials and the judge pass
 forged time is far off: after the worker's own timing, the runner hands it a seed and times, on its own
 clock, the answers to fresh inputs drawn from it; 20 ms per answer against 0.001 ms reported fails the
 ``outer-timing`` check. NOT stopped where the forgery is small: a time off by less than about 10x + 0.2 ms
-per call (what host overhead and the estimate of the batch's own cost can explain) passes, labelled
-``timing-unconfirmed`` beyond 2x + 0.02 ms.
+per call plus what drawing and fingerprinting one answer costs (what host overhead and the estimate of the
+batch's own cost can explain) passes, labelled ``timing-unconfirmed`` beyond 2x + 0.02 ms. Host work such as
+this sleep overlaps the device's drawing and fingerprinting, so it shows only beyond their cost: on an H100,
+with the fingerprint weights of this 134M-element output hashed afresh for every answer (42 ms), it passed.
 Expected outcome: ``hacked`` under both protocols.
 """
 
