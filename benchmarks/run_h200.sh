@@ -4,7 +4,9 @@
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
 # Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most; ZOO_OUT: into
-# a folder of its own, afresh, packed into $OUT/zoo-records.tgz, to check the verdicts against the committed ones),
+# a folder of its own, afresh, packed into $OUT/zoo-records.tgz, to check the verdicts against the committed ones;
+# to resume it in a later call, keep it out of the folders a call carries, e.g. .kv-cache/zoo-check: a carried
+# folder replaces the device's copy at every call, so a zoo in .data starts afresh each time),
 # attacks (not in the default: the zoo's attacks on the harness, into a records folder of their own, $OUT/attacks.tgz),
 # selfspeed, audit, extdiag (not in the default: benchmarks/ext_reload.py on EXT_KEYS), gputests (one process per test file), cudal1; selfsample (the verified self-speedup of a
 # fixed 50-problem sample of KernelBench v0, every 5th problem, measured afresh into $OUT/self_speedup_sample.jsonl

@@ -221,11 +221,15 @@ def test_a_committed_gpu_record_reproduces(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    # an honest kernel of the repository's own: its kernel and problem are in the checkout, wherever it runs
-    originals = sorted(p for p in (REPO / "records").glob("h200/honest-kernels/*/*/level-*/*.json")
+    from evaluations import hardware_slug
+
+    # an honest kernel of the repository's own: its kernel and problem are in the checkout, wherever it runs; a
+    # record is reproduced only on the hardware it was measured on (another card is refused, by design)
+    here = hardware_slug(torch.cuda.get_device_name(0), "cuda")
+    originals = sorted(p for p in (REPO / "records").glob(f"{here}/honest-kernels/*/*/level-*/*.json")
                        if not p.name.endswith("__repro.json"))
     if not originals:
-        pytest.skip("no committed h200 record of an honest kernel")
+        pytest.skip(f"no committed record of an honest kernel measured on this card ({here})")
     done = reproduce(originals[0], out_dir=tmp_path, device="cuda", dataset_roots=[DATASETS],
                      problem_roots=[EXAMPLES], build_dir=tmp_path / "build")
     assert done.record.status == load_original(originals[0]).status
