@@ -18,6 +18,7 @@ from evaluations.run import (
 from evaluations.worker import (
     Exhibits,
     fingerprint,
+    forget_weights,
     judge_outer,
     memory_order,
     outer_inputs,
@@ -185,6 +186,34 @@ def test_an_answer_held_in_another_memory_order_has_the_fingerprint_of_its_value
         prints += fingerprint([transposed(outer_inputs(get, seed, device)[0])]).tolist()
     assert judge_outer(_ref, get, device, plan, prints, False)[0] is None
     assert "fingerprint" in judge_outer(_ref, get, device, plan, [-v for v in prints], False)[0]
+
+
+def test_fingerprint_weights_are_hashed_once_per_batch_and_kept_weights_give_the_hashed_numbers(monkeypatch):
+    """Hashing the weights is a dozen int64 passes over the output: made afresh for every answer of a 134M-element
+    output it took 42 ms an answer on an H100, inside which a forged time hid. Kept, they are hashed by the first
+    fingerprint only (the one taken off the clock), until the batch lets go of them; the numbers are those of
+    weights hashed afresh, piece by piece, in either memory order."""
+    import sys
+
+    module = sys.modules[fingerprint.__module__]
+    monkeypatch.setattr(module, "FINGERPRINT_CHUNK", 1000)  # four pieces of a 3600-element output
+    hashed = []
+    real = module._hashed
+    monkeypatch.setattr(module, "_hashed", lambda index, j, k: hashed.append(k) or real(index, j, k))
+    x = torch.randn(6, 40, 15)
+    held_transposed = x.permute(2, 1, 0).contiguous().permute(2, 1, 0)
+    forget_weights()
+    kept = [fingerprint([x]), fingerprint([held_transposed])]
+    assert len(hashed) == 2 * 2 * 4  # two kinds, two layouts, four pieces
+    assert torch.equal(fingerprint([x]), kept[0]) and len(hashed) == 16  # the second answer hashes nothing
+    forget_weights()
+    fingerprint([x])
+    assert len(hashed) == 24
+    monkeypatch.setattr(module, "WEIGHTS_KEPT", 0)  # every piece hashed afresh, as for the largest outputs
+    afresh = [fingerprint([x]), fingerprint([held_transposed])]
+    assert all(torch.allclose(a, b, rtol=1e-12, atol=0) for a, b in zip(kept, afresh, strict=True))
+    assert torch.allclose(kept[0], kept[1], rtol=1e-9, atol=0)
+    forget_weights()
 
 
 # --- reconcile -------------------------------------------------------------------------------------------------
