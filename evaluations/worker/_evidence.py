@@ -188,8 +188,8 @@ def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch
 
 def _bound(ref: torch.Tensor, allowed: Piecewise, j: int) -> list[tuple[float, float]]:
     """(reference fingerprint, the difference its elements' allowed errors permit) of each of output ``j``'s
-    :data:`PRINTS` fingerprints, summed :data:`~._fingerprint.FINGERPRINT_CHUNK` elements at a time, each piece's allowed errors
-    made as it is summed. Against weights of mean 1 the permitted difference is the whole weighted sum of the
+    :data:`PRINTS` fingerprints, summed a piece at a time (``index_pieces``), each piece's allowed errors made as
+    it is summed. Against weights of mean 1 the permitted difference is the whole weighted sum of the
     allowed errors (errors of one sign, each at its limit: an answer inside the tolerance cannot exceed it); against
     signed weights, ``Z`` times the root of their summed squares (:data:`Z`). Each allows float64 rounding too."""
     r_all = ref.contiguous().reshape(-1)
@@ -202,7 +202,8 @@ def _bound(ref: torch.Tensor, allowed: Piecewise, j: int) -> list[tuple[float, f
             value, error = (r, t) if kind == 0 else (r * r.abs(), 2 * r.abs() * t + t * t)
             for p, weights in ((kind, signed.abs()), (kind + 2, signed)):
                 weighted, err = weights * value, (weights * error).abs_()
-                sums[p] += torch.stack([weighted.sum(), err.sum() if p < 2 else err.square_().sum(), weighted.abs_().sum()])
+                spread = err.sum() if p < 2 else err.square_().sum()
+                sums[p] += torch.stack([weighted.sum(), spread, weighted.abs_().sum()])
             del signed, value, error
     return [(ref_p, (err if p < 2 else Z * math.sqrt(err)) + 1e-9 * size)
             for p, (ref_p, err, size) in enumerate(sums.tolist())]
@@ -222,7 +223,8 @@ def judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[
 
 
 def _judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list[Piecewise]]], get_inputs: Any,
-                 device: torch.device, plan: dict[str, Any], prints: list[float], graphs: bool) -> tuple[str | None, float]:
+                 device: torch.device, plan: dict[str, Any], prints: list[float],
+                 graphs: bool) -> tuple[str | None, float]:
     seeds = outer_seeds(int(plan["seed"]), int(plan["calls"]))
     at, mismatch, first = 0, None, None
     for i, seed in enumerate(seeds):

@@ -5,6 +5,7 @@ weights (hashed from each element's place, kept for the batch). The candidate's 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -84,7 +85,8 @@ def index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
     if k == len(dims):  # one row of the fastest memory dimension is longer than a piece: pieces of a row
         k, inner = k - 1, dims[-1]
 
-    def block() -> torch.Tensor:  # the index of every element of one block of the dimensions from k on
+    @functools.cache
+    def block() -> torch.Tensor:  # the index of every element of one block of the dimensions from k on (made once)
         out = torch.zeros((), dtype=torch.int64, device=device)
         for d in range(k, len(dims)):
             out = out.unsqueeze(-1) + torch.arange(dims[d], device=device) * steps[d]
