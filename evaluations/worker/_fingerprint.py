@@ -1,6 +1,6 @@
 """The outside batch's fingerprints: :data:`PRINTS` numbers per output that cannot be had more cheaply than by
 computing the whole output, the same for any memory layout, summed a piece at a time against fixed pseudo-random
-weights (hashed from each element's place, kept for the batch). The candidate's worker sends them for its answers
+weights (tables hashed from each element's place, kept for the batch: :data:`PERIOD`). The candidate's worker sends them for its answers
 (``_evidence.outer_batch``); the judge computes the reference's and their bounds (``_evidence.judge_outer``)."""
 
 from __future__ import annotations
@@ -19,23 +19,33 @@ PRINTS = 4
 FINGERPRINT_CHUNK = PIECE_ELEMENTS
 """Elements of an output fingerprinted at a time, the protocols' comparison piece: the float64 work on a large output
 stays this size (128 MiB per temporary) instead of several times the output's own."""
+PERIOD = FINGERPRINT_CHUNK
+"""The weights of element ``i`` (its place in the output's shape, row-major) are ``table[i % PERIOD] *
+scale[i // PERIOD]``: a table of :data:`PERIOD` hashed weights per output and kind (:func:`_hashed`), repeated
+over the output's *blocks* of :data:`PERIOD` elements, each block scaled by a hashed power of two of hashed sign
+(:func:`_scale`; the first block by 1, so an output of at most :data:`PERIOD` elements is weighted by the table
+itself). The table is hashed once per batch, by the fingerprint taken off the clock, and is 32 MiB a kind
+whatever the output's size; a row-major piece's weights are a slice of it times one number. Hashing is a dozen
+int64 passes: made afresh for every answer of an output of 134M elements, it took 42 ms of each answer on an H100
+(session 31), and the outside clock allows for what drawing and fingerprinting cost, so a forged time hid inside
+it. KernelBench's largest outputs have 2.1G elements."""
 WEIGHTS_KEPT = 1 << 28
-"""Outputs of at most this many elements keep their weights between fingerprints (bfloat16, 2 bytes an element for
-each of the two kinds: 1 GiB at most), hashed once, by the fingerprint that each side takes off the clock; a larger
-output has its weights hashed piece by piece in every fingerprint. Hashing is a dozen int64 passes over a piece,
-several times what the sums cost: made afresh for every answer of an output of 134M elements, it took 42 ms of each
-answer on an H100 (session 31), and the outside clock allows for what drawing and fingerprinting cost, so a forged
-time hid inside it."""
+"""An output held in another memory order than its shape's (a transposed view) gathers each piece's weights from
+the table by its elements' places: one of at most this many elements keeps them (bfloat16, 2 bytes an element for
+each of the two kinds: 1 GiB at most), so a layout costs no more to fingerprint than the reference's, which the
+outside clock allows for; a larger one gathers them afresh in every fingerprint."""
 _WEIGHTS: dict[tuple[Any, ...], torch.Tensor] = {}
-"""Kept fingerprint weights (signed; their magnitudes are the weights of mean 1) by (shape, device, output index,
-kind, memory order, the piece's first element). Emptied by :func:`forget_weights` when an outside batch is done."""
+"""Kept weights: tables by (device, output index, kind); a transposed layout's pieces by (shape, device, output
+index, kind, memory order, the piece's first element). Emptied by :func:`forget_weights` when an outside batch is
+done."""
 _GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
 _MIX = (0xBF58476D1CE4E5B9 - (1 << 64), 0x94D049BB133111EB - (1 << 64))
+_MASK = (1 << 64) - 1
 
 
 def _signed(value: int) -> int:
     """``value`` modulo 2**64, as the int64 that holds those bits."""
-    value &= (1 << 64) - 1
+    value &= _MASK
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
@@ -44,15 +54,19 @@ def _shr(x: torch.Tensor, bits: int) -> torch.Tensor:
     return (x >> bits).bitwise_and_((1 << (64 - bits)) - 1)
 
 
+def _salt(j: int, k: int) -> int:
+    return _signed((7919 + 31 * j + k) * _GOLDEN)
+
+
 def _hashed(index: torch.Tensor, j: int, k: int) -> torch.Tensor:
-    """Fixed pseudo-random signed weights of elements by their index in the output's shape (splitmix64's mixer,
-    int64 arithmetic wrapping as it does in C): the same on every device and for any chunking. Their magnitudes
-    lie in [0.5, 1.5) (the hash's top 7 bits, exact in bfloat16), of mean about 1, so an error of one sign over
-    many elements (an offset, a scale) moves the sums against them by its whole size; their signs are random (the
-    hash's lowest bit), so any pattern of errors inside the tolerance moves the sums against the signed weights
-    by a random walk of its size, and errors larger than it in no pattern stand out of that walk. They need no
-    secret: the inputs, drawn from the runner's seed, are what no one knows ahead."""
-    x = index + _signed((7919 + 31 * j + k) * _GOLDEN)  # a fresh tensor: mixed in place from here
+    """Fixed pseudo-random signed weights of elements by their index (splitmix64's mixer, int64 arithmetic
+    wrapping as it does in C): the same on every device. Their magnitudes lie in [0.5, 1.5) (the hash's top 7 bits,
+    exact in bfloat16), of mean about 1, so an error of one sign over many elements (an offset, a scale) moves the
+    sums against them by its whole size; their signs are random (the hash's lowest bit), so any pattern of errors
+    inside the tolerance moves the sums against the signed weights by a random walk of its size, and errors larger
+    than it in no pattern stand out of that walk. They need no secret: the inputs, drawn from the runner's seed,
+    are what no one knows ahead."""
+    x = index + _salt(j, k)  # a fresh tensor: mixed in place from here
     x.bitwise_xor_(_shr(x, 30)).mul_(_MIX[0])
     x.bitwise_xor_(_shr(x, 27)).mul_(_MIX[1])
     x.bitwise_xor_(_shr(x, 31))
@@ -60,17 +74,46 @@ def _hashed(index: torch.Tensor, j: int, k: int) -> torch.Tensor:
     return x.bitwise_and_(1).mul_(-2).add_(1).to(torch.float32).mul_(magnitude).to(torch.bfloat16)
 
 
+def _scale(block: int, j: int, kind: int) -> float:
+    """The factor of block ``block`` of output ``j``'s weights of ``kind``: 1 for the first block, else 1/2, 1 or 2
+    (a power of two, so weights times it stay exact in bfloat16) of random sign, hashed from the block's number (the
+    same mixer as :func:`_hashed`, on Python's integers). Blocks in a wrong order, or one block's answer copied to
+    another, move the fingerprints though each block's table is the same."""
+    if block == 0:
+        return 1.0
+    x = (block + _salt(j, kind + PRINTS)) & _MASK
+    x = ((x ^ (x >> 30)) * _MIX[0]) & _MASK
+    x = ((x ^ (x >> 27)) * _MIX[1]) & _MASK
+    x ^= x >> 31
+    return (-1.0 if x & 1 else 1.0) * 2.0 ** ((x >> 61) % 3 - 1)
+
+
+def _table(device: torch.device, j: int, kind: int) -> torch.Tensor:
+    """Output ``j``'s :data:`PERIOD` weights of ``kind`` on ``device``, hashed once and kept."""
+    key = (str(device), j, kind)
+    if key not in _WEIGHTS:
+        _WEIGHTS[key] = _hashed(torch.arange(PERIOD, device=device), j, kind)
+    return _WEIGHTS[key]
+
+
+def _gathered(index: torch.Tensor, n: int, j: int, kind: int, device: torch.device) -> torch.Tensor:
+    """The weights of the elements at row-major places ``index`` of an output of ``n`` elements."""
+    scales = [_scale(b, j, kind) for b in range(-(-n // PERIOD))]
+    factor = torch.tensor(scales, dtype=torch.bfloat16, device=device)
+    return _table(device, j, kind)[index % PERIOD] * factor[index // PERIOD]
+
+
 Index = Callable[[], torch.Tensor]
-"""Makes the row-major places of one piece's elements (needed only where its weights are hashed)."""
+"""Makes the row-major places of one piece's elements (needed only where its weights are gathered)."""
 
 
 def index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
                   device: torch.device) -> Iterator[tuple[int, int, Index]]:
     """``(start, stop, index)`` over an output of ``shape`` held in memory ``order`` (``like.permute(order)``
     contiguous; None: row-major itself), in pieces of at most about :data:`FINGERPRINT_CHUNK` elements: ``index()``
-    is the row-major place in ``shape`` of each element ``start:stop`` of its memory. A transposed layout's
-    index is a sum of small ranges broadcast over a block, with no division per element, so it costs what the
-    row-major one does."""
+    is the row-major place in ``shape`` of each element ``start:stop`` of its memory. A row-major output's pieces
+    are the weights' blocks (:data:`PERIOD`). A transposed layout's index is a sum of small ranges broadcast over a block,
+    with no division per element."""
     n = math.prod(shape)
     if order is None:
         for a in range(0, n, FINGERPRINT_CHUNK):
@@ -116,21 +159,30 @@ def piece_weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int,
                    device: torch.device) -> Iterator[tuple[int, torch.Tensor]]:
     """``(kind, signed weights)`` of the piece of output ``j`` that begins at element ``start`` of its memory, one
     kind at a time, so the fingerprints ``kind`` and ``kind + 2`` of :func:`fingerprint` take their sums before
-    the next kind is made: kept for an output of at most :data:`WEIGHTS_KEPT` elements, hashed afresh for a
-    larger one."""
-    kept = math.prod(shape) <= WEIGHTS_KEPT
+    the next kind is made. A row-major piece inside one block (every one, the pieces being the blocks) takes a
+    slice of the kept table times its block's factor; a transposed layout's piece gathers its weights
+    (:func:`_gathered`), kept for an output of at most :data:`WEIGHTS_KEPT` elements."""
+    n = math.prod(shape)
     for kind in range(PRINTS // 2):
-        if not kept:
-            yield kind, _hashed(index(), j, kind)
+        block, offset = divmod(start, PERIOD)
+        size = min(n, start + FINGERPRINT_CHUNK) - start
+        if order is None and offset + size <= PERIOD:
+            weights = _table(device, j, kind)[offset:offset + size]
+            factor = _scale(block, j, kind)
+            yield kind, weights if factor == 1.0 else weights * factor
+            continue
+        if n > WEIGHTS_KEPT:
+            yield kind, _gathered(index(), n, j, kind, device)
             continue
         key = (shape, str(device), j, kind, order, start)
         if key not in _WEIGHTS:
-            _WEIGHTS[key] = _hashed(index(), j, kind)
+            _WEIGHTS[key] = _gathered(index(), n, j, kind, device)
         yield kind, _WEIGHTS[key]
 
 
 def forget_weights() -> None:
-    """Let go of the kept fingerprint weights (up to :data:`WEIGHTS_KEPT` elements' worth on the device)."""
+    """Let go of the kept fingerprint weights (the tables, and up to :data:`WEIGHTS_KEPT` elements' worth of a
+    transposed layout's on the device)."""
     _WEIGHTS.clear()
 
 

@@ -188,15 +188,18 @@ def test_an_answer_held_in_another_memory_order_has_the_fingerprint_of_its_value
     assert "fingerprint" in judge_outer(_ref, get, device, plan, [-v for v in prints], False)[0]
 
 
-def test_fingerprint_weights_are_hashed_once_per_batch_and_kept_weights_give_the_hashed_numbers(monkeypatch):
-    """Hashing the weights is a dozen int64 passes over the output: made afresh for every answer of a 134M-element
-    output it took 42 ms an answer on an H100, inside which a forged time hid. Kept, they are hashed by the first
-    fingerprint only (the one taken off the clock), until the batch lets go of them; the numbers are those of
-    weights hashed afresh, piece by piece, in either memory order."""
+def test_fingerprint_weights_are_hashed_once_per_batch_whatever_the_outputs_size_and_are_the_tables_repeated(
+        monkeypatch):
+    """Hashing weights is a dozen int64 passes: made afresh for every answer of a 134M-element output it took 42 ms
+    an answer on an H100, inside which a forged time hid, and KernelBench's outputs reach 2.1G elements. Each output
+    and kind has one table of hashed weights, hashed by the first fingerprint of a batch only (the one taken off the
+    clock) until the batch lets go of it, and repeated block by block, each block scaled by its own factor: the
+    numbers are those sums, in either memory order, kept or gathered afresh, for outputs of any size."""
     import sys
 
     module = sys.modules[fingerprint.__module__]
-    monkeypatch.setattr(module, "FINGERPRINT_CHUNK", 1000)  # four pieces of a 3600-element output
+    for name in ("FINGERPRINT_CHUNK", "PERIOD"):
+        monkeypatch.setattr(module, name, 1000)  # four blocks of a 3600-element output
     hashed = []
     real = module._hashed
     monkeypatch.setattr(module, "_hashed", lambda index, j, k: hashed.append(k) or real(index, j, k))
@@ -204,15 +207,33 @@ def test_fingerprint_weights_are_hashed_once_per_batch_and_kept_weights_give_the
     held_transposed = x.permute(2, 1, 0).contiguous().permute(2, 1, 0)
     forget_weights()
     kept = [fingerprint([x]), fingerprint([held_transposed])]
-    assert len(hashed) == 2 * 2 * 4  # two kinds, two layouts, four pieces
-    assert torch.equal(fingerprint([x]), kept[0]) and len(hashed) == 16  # the second answer hashes nothing
+    assert len(hashed) == 2  # one table per kind, for both layouts and all four blocks
+    assert torch.equal(fingerprint([x]), kept[0]) and len(hashed) == 2  # the second answer hashes nothing
     forget_weights()
     fingerprint([x])
-    assert len(hashed) == 24
-    monkeypatch.setattr(module, "WEIGHTS_KEPT", 0)  # every piece hashed afresh, as for the largest outputs
+    assert len(hashed) == 4
+    monkeypatch.setattr(module, "WEIGHTS_KEPT", 0)  # as for the largest outputs: still no hashing per answer
     afresh = [fingerprint([x]), fingerprint([held_transposed])]
+    assert len(hashed) == 4
     assert all(torch.allclose(a, b, rtol=1e-12, atol=0) for a, b in zip(kept, afresh, strict=True))
     assert torch.allclose(kept[0], kept[1], rtol=1e-9, atol=0)
+
+    place = torch.arange(x.numel())
+    by_hand = []
+    for kind in (0, 1):
+        table = real(torch.arange(1000), 0, kind).double()
+        scale = torch.tensor([module._scale(b, 0, kind) for b in range(4)], dtype=torch.float64)
+        w = table[place % 1000] * scale[place // 1000]
+        y = x.reshape(-1).double()
+        value = y if kind == 0 else y * y.abs()
+        by_hand.append(((w.abs() * value).sum(), (w * value).sum()))
+    want = torch.stack([by_hand[0][0], by_hand[1][0], by_hand[0][1], by_hand[1][1]])
+    assert torch.allclose(kept[0], want, rtol=1e-12, atol=0)
+    assert module._scale(0, 0, 0) == 1.0 and {abs(module._scale(b, 0, 0)) for b in range(1, 40)} == {0.5, 1.0, 2.0}
+
+    blocks = x.reshape(-1).clone()
+    blocks[1000:2000], blocks[2000:3000] = x.reshape(-1)[2000:3000], x.reshape(-1)[1000:2000]
+    assert not torch.allclose(fingerprint([blocks.reshape(x.shape)]), kept[0], rtol=1e-6, atol=0)
     forget_weights()
 
 
