@@ -100,7 +100,11 @@ def _gathered(index: torch.Tensor, n: int, j: int, kind: int, device: torch.devi
     """The weights of the elements at row-major places ``index`` of an output of ``n`` elements."""
     scales = [_scale(b, j, kind) for b in range(-(-n // PERIOD))]
     factor = torch.tensor(scales, dtype=torch.bfloat16, device=device)
-    return _table(device, j, kind)[index % PERIOD] * factor[index // PERIOD]
+    if PERIOD & (PERIOD - 1) == 0:  # a power of two (always but in tests): no division per element
+        place, block = index & (PERIOD - 1), index >> (PERIOD.bit_length() - 1)
+    else:
+        place, block = index % PERIOD, index // PERIOD
+    return _table(device, j, kind)[place] * factor[block]
 
 
 Index = Callable[[], torch.Tensor]
