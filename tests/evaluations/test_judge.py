@@ -218,18 +218,19 @@ def test_fingerprint_weights_are_hashed_once_per_batch_whatever_the_outputs_size
     assert all(torch.allclose(a, b, rtol=1e-12, atol=0) for a, b in zip(kept, afresh, strict=True))
     assert torch.allclose(kept[0], kept[1], rtol=1e-9, atol=0)
 
-    place = torch.arange(x.numel())
-    by_hand = []
-    for kind in (0, 1):
-        table = real(torch.arange(1000), 0, kind).double()
-        scale = torch.tensor([module._scale(b, 0, kind) for b in range(4)], dtype=torch.float64)
-        w = table[place % 1000] * scale[place // 1000]
-        y = x.reshape(-1).double()
-        value = y if kind == 0 else y * y.abs()
-        by_hand.append(((w.abs() * value).sum(), (w * value).sum()))
-    want = torch.stack([by_hand[0][0], by_hand[1][0], by_hand[0][1], by_hand[1][1]])
-    assert torch.allclose(kept[0], want, rtol=1e-12, atol=0)
-    assert module._scale(0, 0, 0) == 1.0 and {abs(module._scale(b, 0, 0)) for b in range(1, 40)} == {0.5, 1.0, 2.0}
+    v = torch.randn(1000)
+    prints = []
+    for b in range(3):  # the same values in block b, zeros elsewhere: block b's factors scale the sums
+        y = torch.zeros(3600)
+        y[1000 * b:1000 * (b + 1)] = v
+        prints.append(fingerprint([y.reshape(6, 40, 15)]))
+    factors = set()
+    for b in (1, 2):
+        ratio = (prints[b] / prints[0]).tolist()
+        for kind in (0, 1):  # fingerprint kind + 2 is against the signed weights, kind against their magnitudes
+            assert ratio[kind + 2] in (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0) and ratio[kind] == abs(ratio[kind + 2])
+            factors.add(ratio[kind + 2])
+    assert factors != {1.0}
 
     blocks = x.reshape(-1).clone()
     blocks[1000:2000], blocks[2000:3000] = x.reshape(-1)[2000:3000], x.reshape(-1)[1000:2000]
