@@ -1,7 +1,8 @@
 """The outside batch's fingerprints: :data:`PRINTS` numbers per output that cannot be had more cheaply than by
 computing the whole output, the same for any memory layout, summed a piece at a time against fixed pseudo-random
-weights (tables hashed from each element's place, kept for the batch: :data:`PERIOD`). The candidate's worker sends them for its answers
-(``_evidence.outer_batch``); the judge computes the reference's and their bounds (``_evidence.judge_outer``)."""
+weights (tables hashed from each element's place, kept for the batch: :data:`PERIOD`). The candidate's worker sends
+them for its answers (``_evidence.outer_batch``); the judge computes the reference's and their bounds
+(``_evidence.judge_outer``)."""
 
 from __future__ import annotations
 
@@ -116,8 +117,8 @@ def index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
     """``(start, stop, index)`` over an output of ``shape`` held in memory ``order`` (``like.permute(order)``
     contiguous; None: row-major itself), in pieces of at most about :data:`FINGERPRINT_CHUNK` elements: ``index()``
     is the row-major place in ``shape`` of each element ``start:stop`` of its memory. A row-major output's pieces
-    are the weights' blocks (:data:`PERIOD`). A transposed layout's index is a sum of small ranges broadcast over a block,
-    with no division per element."""
+    are the weights' blocks (:data:`PERIOD`). A transposed layout's index is a sum of small ranges broadcast over a
+    block, with no division per element."""
     n = math.prod(shape)
     if order is None:
         for a in range(0, n, FINGERPRINT_CHUNK):
