@@ -10,8 +10,8 @@ and its result pipe included, is the candidate's to rewrite. The runner takes tw
   from that moment the runner's clock runs while the worker draws fresh inputs from the seed, calls the
   candidate on each and sends back four fingerprints per output (a random projection and a nonlinear one,
   each against weights of mean 1 and of random signs, so no shortcut computes them without the whole
-  output). The judge checks the fingerprints against the reference's and measures, in its own process, what drawing and fingerprinting cost. The time per
-  answer seen from outside bounds the worker's own reported time.
+  output). The judge checks the fingerprints against the reference's and measures, in its own process, what
+  drawing and fingerprinting cost. The time per answer seen from outside bounds the worker's own reported time.
 
 :func:`reconcile` turns the judge's findings into the record's verdict. This module holds no torch (the
 runner's side); ``_evidence`` holds the device work of both sides.

@@ -197,7 +197,7 @@ def _bound(ref: torch.Tensor, allowed: Piecewise, j: int) -> list[tuple[float, f
     sums = torch.zeros(PRINTS, 3, dtype=torch.float64, device=ref.device)
     for a, b, index in index_pieces(shape, None, ref.device):
         r, t = r_all[a:b].to(torch.float64), allowed(a, b).to(torch.float64)
-        for kind, signed in piece_weights(shape, None, j, a, index, ref.device):
+        for kind, signed in piece_weights(shape, None, j, a, b, index, ref.device):
             # |y|y| - r|r|| <= 2|r|t + t^2 where |y - r| <= t
             value, error = (r, t) if kind == 0 else (r * r.abs(), 2 * r.abs() * t + t * t)
             for p, weights in ((kind, signed.abs()), (kind + 2, signed)):

@@ -24,7 +24,7 @@ PERIOD = FINGERPRINT_CHUNK
 """The weights of element ``i`` (its place in the output's shape, row-major) are ``table[i % PERIOD] *
 scale[i // PERIOD]``: a table of :data:`PERIOD` hashed weights per output and kind (:func:`_hashed`), repeated
 over the output's *blocks* of :data:`PERIOD` elements, each block scaled by a hashed power of two of hashed sign
-(:func:`_scale`; the first block by 1, so an output of at most :data:`PERIOD` elements is weighted by the table
+(:func:`_scales`; the first block by 1, so an output of at most :data:`PERIOD` elements is weighted by the table
 itself). The table is hashed once per batch, by the fingerprint taken off the clock, and is 32 MiB a kind
 whatever the output's size; a row-major piece's weights are a slice of it times one number. Hashing is a dozen
 int64 passes: made afresh for every answer of an output of 134M elements, it took 42 ms of each answer on an H100
@@ -41,12 +41,11 @@ index, kind, memory order, the piece's first element). Emptied by :func:`forget_
 done."""
 _GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
 _MIX = (0xBF58476D1CE4E5B9 - (1 << 64), 0x94D049BB133111EB - (1 << 64))
-_MASK = (1 << 64) - 1
 
 
 def _signed(value: int) -> int:
     """``value`` modulo 2**64, as the int64 that holds those bits."""
-    value &= _MASK
+    value &= (1 << 64) - 1
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
@@ -59,34 +58,34 @@ def _salt(j: int, k: int) -> int:
     return _signed((7919 + 31 * j + k) * _GOLDEN)
 
 
-def _hashed(index: torch.Tensor, j: int, k: int) -> torch.Tensor:
-    """Fixed pseudo-random signed weights of elements by their index (splitmix64's mixer, int64 arithmetic
-    wrapping as it does in C): the same on every device. Their magnitudes lie in [0.5, 1.5) (the hash's top 7 bits,
-    exact in bfloat16), of mean about 1, so an error of one sign over many elements (an offset, a scale) moves the
-    sums against them by its whole size; their signs are random (the hash's lowest bit), so any pattern of errors
-    inside the tolerance moves the sums against the signed weights by a random walk of its size, and errors larger
-    than it in no pattern stand out of that walk. They need no secret: the inputs, drawn from the runner's seed,
-    are what no one knows ahead."""
-    x = index + _salt(j, k)  # a fresh tensor: mixed in place from here
+def _mixed(x: torch.Tensor) -> torch.Tensor:
+    """splitmix64's mixer of int64 values, in place (arithmetic wrapping as it does in C)."""
     x.bitwise_xor_(_shr(x, 30)).mul_(_MIX[0])
     x.bitwise_xor_(_shr(x, 27)).mul_(_MIX[1])
-    x.bitwise_xor_(_shr(x, 31))
+    return x.bitwise_xor_(_shr(x, 31))
+
+
+def _hashed(index: torch.Tensor, j: int, k: int) -> torch.Tensor:
+    """Fixed pseudo-random signed weights of elements by their index (:func:`_mixed`): the same on every device.
+    Their magnitudes lie in [0.5, 1.5) (the hash's top 7 bits, exact in bfloat16), of mean about 1, so an error of
+    one sign over many elements (an offset, a scale) moves the sums against them by its whole size; their signs are
+    random (the hash's lowest bit), so any pattern of errors inside the tolerance moves the sums against the signed
+    weights by a random walk of its size, and errors larger than it in no pattern stand out of that walk. They need
+    no secret: the inputs, drawn from the runner's seed, are what no one knows ahead."""
+    x = _mixed(index + _salt(j, k))  # a fresh tensor: mixed in place
     magnitude = _shr(x, 57).to(torch.float32).mul_(1.0 / 128).add_(0.5)
     return x.bitwise_and_(1).mul_(-2).add_(1).to(torch.float32).mul_(magnitude).to(torch.bfloat16)
 
 
-def _scale(block: int, j: int, kind: int) -> float:
-    """The factor of block ``block`` of output ``j``'s weights of ``kind``: 1 for the first block, else 1/2, 1 or 2
-    (a power of two, so weights times it stay exact in bfloat16) of random sign, hashed from the block's number (the
-    same mixer as :func:`_hashed`, on Python's integers). Blocks in a wrong order, or one block's answer copied to
-    another, move the fingerprints though each block's table is the same."""
-    if block == 0:
-        return 1.0
-    x = (block + _salt(j, kind + PRINTS)) & _MASK
-    x = ((x ^ (x >> 30)) * _MIX[0]) & _MASK
-    x = ((x ^ (x >> 27)) * _MIX[1]) & _MASK
-    x ^= x >> 31
-    return (-1.0 if x & 1 else 1.0) * 2.0 ** ((x >> 61) % 3 - 1)
+@functools.cache
+def _scales(blocks: int, j: int, kind: int) -> tuple[float, ...]:
+    """The factors of the ``blocks`` blocks of output ``j``'s weights of ``kind``: 1 for the first block, else 1/2,
+    1 or 2 (a power of two, so weights times it stay exact in bfloat16) of random sign, hashed from the block's
+    number (:func:`_mixed`, on the host: a few numbers, made once). Blocks in a wrong order, or one block's answer
+    copied to another, move the fingerprints though each block's table is the same."""
+    x = _mixed(torch.arange(blocks, dtype=torch.int64) + _salt(j, kind + PRINTS))
+    factors = (1 - 2 * (x & 1)).double() * torch.pow(2.0, (_shr(x, 61) % 3 - 1).double())
+    return (1.0, *factors.tolist()[1:])
 
 
 def _table(device: torch.device, j: int, kind: int) -> torch.Tensor:
@@ -99,8 +98,7 @@ def _table(device: torch.device, j: int, kind: int) -> torch.Tensor:
 
 def _gathered(index: torch.Tensor, n: int, j: int, kind: int, device: torch.device) -> torch.Tensor:
     """The weights of the elements at row-major places ``index`` of an output of ``n`` elements."""
-    scales = [_scale(b, j, kind) for b in range(-(-n // PERIOD))]
-    factor = torch.tensor(scales, dtype=torch.bfloat16, device=device)
+    factor = torch.tensor(_scales(-(-n // PERIOD), j, kind), dtype=torch.bfloat16, device=device)
     if PERIOD & (PERIOD - 1) == 0:  # a power of two (always but in tests): no division per element
         place, block = index & (PERIOD - 1), index >> (PERIOD.bit_length() - 1)
     else:
@@ -160,20 +158,19 @@ def index_pieces(shape: tuple[int, ...], order: tuple[int, ...] | None,
             yield q0 * inner + a, q0 * inner + b, lambda q0=q0, a=a, b=b: offsets(q0, q0 + 1)[0] + block()[a:b]
 
 
-def piece_weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int, start: int, index: Index,
-                   device: torch.device) -> Iterator[tuple[int, torch.Tensor]]:
-    """``(kind, signed weights)`` of the piece of output ``j`` that begins at element ``start`` of its memory, one
+def piece_weights(shape: tuple[int, ...], order: tuple[int, ...] | None, j: int, start: int, stop: int,
+                  index: Index, device: torch.device) -> Iterator[tuple[int, torch.Tensor]]:
+    """``(kind, signed weights)`` of the piece ``start:stop`` of output ``j``'s memory (:func:`index_pieces`), one
     kind at a time, so the fingerprints ``kind`` and ``kind + 2`` of :func:`fingerprint` take their sums before
     the next kind is made. A row-major piece inside one block (every one, the pieces being the blocks) takes a
     slice of the kept table times its block's factor; a transposed layout's piece gathers its weights
     (:func:`_gathered`), kept for an output of at most :data:`WEIGHTS_KEPT` elements."""
     n = math.prod(shape)
+    block, offset = divmod(start, PERIOD)
     for kind in range(PRINTS // 2):
-        block, offset = divmod(start, PERIOD)
-        size = min(n, start + FINGERPRINT_CHUNK) - start
-        if order is None and offset + size <= PERIOD:
-            weights = _table(device, j, kind)[offset:offset + size]
-            factor = _scale(block, j, kind)
+        if order is None and offset + stop - start <= PERIOD:
+            weights = _table(device, j, kind)[offset:offset + stop - start]
+            factor = _scales(-(-n // PERIOD), j, kind)[block]
             yield kind, weights if factor == 1.0 else weights * factor
             continue
         if n > WEIGHTS_KEPT:
@@ -222,7 +219,7 @@ def fingerprint(outs: list[Any]) -> torch.Tensor:
         sums = [torch.zeros((), dtype=torch.float64, device=y.device) for _ in range(PRINTS)]
         for a, b, index in index_pieces(shape, order, y.device):
             part = flat[a:b].to(torch.float64)
-            for kind, signed in piece_weights(shape, order, j, a, index, y.device):
+            for kind, signed in piece_weights(shape, order, j, a, b, index, y.device):
                 value = part if kind == 0 else part * part.abs()
                 sums[kind] = sums[kind] + (signed.abs() * value).sum()
                 sums[kind + 2] = sums[kind + 2] + (signed * value).sum()
