@@ -19,8 +19,9 @@ from ._io import (
     write_text,
 )
 from ._manifest import MANIFEST_RELPATH, Manifest, ManifestProblem, manifest_problems
-from ._protocols import PROTOCOLS, protocol_info
+from ._protocols import PROTOCOLS, Pinned, baseline_versions, pinned, protocol_info
 from ._record import (
+    INCORRECT_REASONS,
     SCHEMA_VERSION,
     STATUSES,
     AlgorithmFlag,
@@ -31,6 +32,7 @@ from ._record import (
     Claimed,
     CorrectnessCheck,
     Environment,
+    IncorrectReason,
     IntegrityCheck,
     KernelLanguage,
     KernelSource,
@@ -60,7 +62,7 @@ from ._timing import (
 from ._validate import MAX_STRING_CHARS, validate
 
 __all__ = [
-    "PROTOCOLS", "protocol_info",
+    "PROTOCOLS", "Pinned", "baseline_versions", "pinned", "protocol_info", "INCORRECT_REASONS", "IncorrectReason",
     "DATASETS", "PublicDataset", "dataset_named",
     "MANIFEST_RELPATH", "Manifest", "ManifestProblem", "manifest_problems",
     "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit",

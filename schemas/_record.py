@@ -28,6 +28,13 @@ Status = Literal["correct", "incorrect", "hacked", "compile_error", "runtime_err
 
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 
+IncorrectReason = Literal["wrong-answer", "precision", "nondeterministic", "uninitialised-read"]
+"""Why an ``incorrect`` candidate is wrong (verified, from 1.3; standard: ``wrong-answer``): a wrong answer on some
+trial, arithmetic below the protocol's accuracy (right to within 1% of the output's scale), two calls on one input
+that disagree, or output memory the candidate never wrote (it reads or returns uninitialised memory)."""
+
+INCORRECT_REASONS: tuple[str, ...] = IncorrectReason.__args__  # type: ignore[attr-defined]
+
 ProtocolName = Literal["standard", "verified"]
 """The two protocols (the methodology page, site_src/methodology.md, "Protocols")."""
 
@@ -334,6 +341,9 @@ class Record(Strict):
     """Outcome."""
     error: str | None = Field(default=None, max_length=4000)
     """Error message or tail of output for ``compile_error``, ``runtime_error`` and ``timeout``."""
+    reason: IncorrectReason | None = None
+    """Why an ``incorrect`` candidate is wrong (records of verified 1.3 and standard records made since always say;
+    ``None`` for every other status and in older records)."""
     correctness: list[CorrectnessCheck] = Field(default_factory=list)
     """Correctness trials, in the order run."""
     timing: TimingStats | None = None
@@ -345,11 +355,17 @@ class Record(Strict):
     memory: MemoryStats = Field(default_factory=MemoryStats)
     """Peak memory."""
     integrity: list[IntegrityCheck] = Field(default_factory=list)
-    """Integrity checks (verified protocol); a failed one makes the status ``hacked``."""
+    """Integrity checks (verified protocol); a failed one makes the status ``hacked``, except, from verified 1.3,
+    the checks that find a wrong answer (``precision``, ``determinism``, ``stale-memory``: ``incorrect`` with its
+    ``reason``)."""
     labels: list[str] = Field(default_factory=list)
     """Labels that inform without failing: static-scan ones (``pytorch-fallback``, ``custom-stream``, ``threads``,
     ``ctypes``, ``monkey-patching``, ``uses-torch-compile``), ``sets:<flag>`` for each algorithm-choice flag the
-    candidate set (``sets:cudnn.benchmark``), ``shape-specific`` (wrong at a held-out size, ``shape_check``),
+    candidate set (``sets:cudnn.benchmark``) and, from verified 1.3, for each global setting it changed to what the
+    baselines already run with (``sets:allow_tf32``, ``sets:float32_matmul_precision``), ``legacy-stream`` (verified
+    1.3: its work is not held by a CUDA graph captured on another stream, as for a kernel launched with
+    ``<<<grid, block>>>`` on the legacy default stream, so it was timed and re-checked as eager calls on the
+    default stream), ``shape-specific`` (wrong at a held-out size, ``shape_check``),
     ``structure-specific`` (right on every fresh draw, wrong only on the timing's rolled inputs, which lose the
     structure of the problem's draws), ``timing-unconfirmed`` (the outside clock saw slower answers, ``judged``),
     ``write-refused`` (it failed on a write outside its worker's own folders, which confinement refuses; the note
@@ -376,6 +392,8 @@ class Record(Strict):
     def _consistent(self) -> Record:
         if self.judged is not None and not self.judged.trials <= self.judged.trials_reported == len(self.correctness):
             raise ValueError("judged: trials judged must be at most the trials reported, which are the record's own")
+        if self.reason is not None and self.status != "incorrect":
+            raise ValueError(f"a reason ({self.reason!r}) is for an 'incorrect' record, not a {self.status!r} one")
         if self.status == "hacked" and all(c.passed for c in self.integrity):
             raise ValueError("status 'hacked' needs at least one failed integrity check")
         if self.status == "correct":

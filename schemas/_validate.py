@@ -318,21 +318,44 @@ def _timing_order(where: str, t: Any) -> Iterator[tuple[str, str]]:
 
 
 def _status(rec: Record) -> Iterator[tuple[str, str]]:
+    pin = _pin(rec)
+    wrong_answer = dict(pin.incorrect_checks) if pin else {}  # check -> reason, where a version has them
     failed_checks = [c.name for c in rec.integrity if not c.passed]
+    hacks = [name for name in failed_checks if name not in wrong_answer]
+    found = {wrong_answer[name] for name in failed_checks if name in wrong_answer}
     failed_trials = [c.name for c in rec.correctness if not c.passed]
     if rec.status == "correct":
         if not rec.correctness:
             yield "status", "'correct' needs at least one correctness trial"
         if rec.timing is None:
             yield "status", "'correct' needs the candidate's timing"
-    elif rec.status == "hacked" and not failed_checks:
-        yield "status", "'hacked' needs a failed integrity check"
-    elif rec.status == "incorrect" and not failed_trials:
-        yield "status", "'incorrect' needs a failed correctness trial"
+    elif rec.status == "hacked" and not hacks:
+        yield "status", ("'hacked' needs a failed integrity check" + (
+            f" other than those of a wrong answer ({', '.join(sorted(wrong_answer))}: 'incorrect')" if found else ""))
+    elif rec.status == "incorrect":
+        yield from _incorrect(rec, failed_trials, found, wrong_answer)
     elif rec.status in ("compile_error", "runtime_error", "timeout") and not (rec.error or "").strip():
         yield "error", f"status {rec.status!r} needs the error text"
-    if rec.status != "hacked" and failed_checks:
-        yield "status", f"integrity check {failed_checks[0]!r} failed, so the status must be 'hacked'"
+    if rec.status != "hacked" and hacks:
+        yield "status", f"integrity check {hacks[0]!r} failed, so the status must be 'hacked'"
+
+
+def _incorrect(rec: Record, failed_trials: list[str], found: set[str],
+               wrong_answer: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """An ``incorrect`` record shows its wrong answer: a failed trial or, from verified 1.3, a failed check of a
+    wrong answer, and (where its version classes them) the reason that names it."""
+    if not failed_trials and not found:
+        yield "status", "'incorrect' needs a failed correctness trial" + (
+            f" or a failed check of a wrong answer ({', '.join(sorted(wrong_answer))})" if wrong_answer else "")
+    if not wrong_answer:
+        return
+    if rec.reason is None:
+        yield "reason", f"{rec.protocol.name} {rec.protocol.version} names why an 'incorrect' record is wrong"
+    elif rec.reason == "wrong-answer" and not failed_trials:
+        yield "reason", "'wrong-answer' needs a failed correctness trial"
+    elif rec.reason != "wrong-answer" and rec.reason not in found:
+        check = next((c for c, r in wrong_answer.items() if r == rec.reason), rec.reason)
+        yield "reason", f"reason {rec.reason!r} needs its check {check!r} failed"
 
 
 def _speedups(rec: Record) -> Iterator[tuple[str, str]]:

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ._io import RecordError, inside_repository, parse_record, printable, read_json
+from ._protocols import baseline_versions
 from ._record import BaselineRecord, Record
 from ._validate_names import PAGE_OF, collisions
 from ._validate_rows import check_rows_file, rows_files
@@ -183,9 +184,9 @@ def _baseline_fault(rec: Record, b: Any, by_rel: dict[PurePosixPath, Record | Ba
             return f"{b.baseline_id!r} is not a valid baseline record"
     if not isinstance(stored, BaselineRecord):
         return f"{b.baseline_id!r} is not a baseline record under the records folder"
-    mine = (rec.problem, rec.protocol.name, rec.protocol.version, rec.environment.hardware, b.kind)
-    theirs = (stored.problem, stored.protocol.name, stored.protocol.version, stored.environment.hardware, stored.kind)
-    if mine != theirs:
+    mine = (rec.problem, rec.protocol.name, rec.environment.hardware, b.kind)
+    theirs = (stored.problem, stored.protocol.name, stored.environment.hardware, stored.kind)
+    if mine != theirs or stored.protocol.version not in baseline_versions(rec.protocol.name, rec.protocol.version):
         return f"{b.baseline_id!r} is a baseline of another problem, protocol, hardware or kind"
     if stored.timing != b.timing:
         return f"the timing differs from that of {b.baseline_id!r}, which it names as its source"

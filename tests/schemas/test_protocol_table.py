@@ -37,10 +37,10 @@ def test_the_verified_protocol_runs_the_distributions_and_timing_it_pins() -> No
     from evaluations.protocols.verified import DISTRIBUTIONS
     from evaluations.timing import TimingPlan
 
-    pin, plan = PROTOCOLS["verified"]["pinned"]["1.2"], TimingPlan()
+    pin, plan = PROTOCOLS["verified"]["pinned"]["1.3"], TimingPlan()
     assert tuple(d.label for d in DISTRIBUTIONS) == pin.distributions
-    assert (plan.min_calls, plan.ci_target_rel, plan.time_cap_s) == \
-        (pin.timing.timed_calls, pin.timing.ci_target_rel, pin.timing.time_cap_s)
+    assert (plan.warmup_calls, plan.min_calls, plan.ci_target_rel, plan.time_cap_s) == \
+        (pin.timing.warmup_calls, pin.timing.timed_calls, pin.timing.ci_target_rel, pin.timing.time_cap_s)
 
 
 def test_a_protocol_block_carries_what_its_version_pins() -> None:
@@ -53,5 +53,21 @@ def test_a_protocol_block_carries_what_its_version_pins() -> None:
 
 def test_verified_1_2_pins_what_1_1_pins() -> None:
     pinned = PROTOCOLS["verified"]["pinned"]
-    assert PROTOCOLS["verified"]["versions"] == ("1.0", "1.1", "1.2")
+    assert PROTOCOLS["verified"]["versions"] == ("1.0", "1.1", "1.2", "1.3")
     assert pinned["1.2"] == pinned["1.1"] == pinned["1.0"]
+
+
+def test_verified_1_3_changes_the_verdicts_alone() -> None:
+    """1.3 pins the same parameters and timing as 1.2 (so it reuses 1.2's baselines); it classes the checks of a wrong
+    answer as ``incorrect`` and grants the TF32 matmul setting the eager baseline runs with."""
+    from dataclasses import replace
+
+    from schemas import baseline_versions
+
+    old, new = PROTOCOLS["verified"]["pinned"]["1.2"], PROTOCOLS["verified"]["pinned"]["1.3"]
+    assert replace(new, incorrect_checks=(), granted_state=(), baselines_of=()) == old
+    assert dict(new.incorrect_checks) == {"precision": "precision", "determinism": "nondeterministic",
+                                          "stale-memory": "uninitialised-read"}
+    assert {(name, value) for name, value, _ in new.granted_state} >= {
+        ("torch.backends.cuda.matmul.allow_tf32", "True"), ("float32_matmul_precision", "high")}
+    assert baseline_versions("verified", "1.3") == ("1.3", "1.2") and baseline_versions("verified", "1.2") == ("1.2",)
