@@ -18,11 +18,11 @@ from ._loaders import (
     load_problem_folder,
     load_problems,
 )
-from ._types import Candidate, Claim, Job, Origin, Problem, ProblemMeta, sha256_text
+from ._types import Candidate, Claim, Job, Origin, Overrides, Problem, ProblemMeta, sha256_text
 
 __all__ = [
     "Candidate", "Claim", "HARNESS_FALLBACK_VERSION", "INDEX_PATH", "Job", "KNOWN_BUNDLES", "LoadError", "Loaded",
-    "Origin", "Problem", "ProblemMeta", "REVISIONS", "SourceOverride", "build_index", "capture_environment",
+    "Origin", "Overrides", "Problem", "ProblemMeta", "REVISIONS", "SourceOverride", "build_index", "capture_environment",
     "hardware_slug", "harness_version", "identify", "index_main", "is_bundle", "load_bundle", "load_candidate_folder",
     "load_inputs", "load_problem_folder", "load_problems", "normalized", "resolve_device", "sha256_text",
 ]

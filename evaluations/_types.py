@@ -106,6 +106,35 @@ class Candidate:
         return sha256_text(self.source)
 
 
+OVERRIDDEN = ("trials", "warmup_calls", "timed_calls")
+"""The counts a run may ask for in place of its protocol's (:class:`Overrides`), never through ``Job.options``."""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Counts a run uses in place of its protocol's (``kverdict eval --trials/--warmup-calls/--timed-calls``). Every
+    protocol applies each one it is given, and its records' ``protocol`` block says so (``run.effective_info``);
+    a record made with any of them is not the protocol's pinned one (``kverdict validate`` says which differ)."""
+
+    trials: int | None = None
+    """Correctness trials: the standard protocol's first N seeds; under the verified protocol, N fresh seeds for
+    each hidden distribution."""
+    warmup_calls: int | None = None
+    """Untimed calls before timing (the verified protocol warms up for its time and at least this many calls)."""
+    timed_calls: int | None = None
+    """Timed calls (under the verified protocol, the fewest before its confidence target may stop it)."""
+
+    def __post_init__(self) -> None:
+        for name, least in (("trials", 1), ("warmup_calls", 0), ("timed_calls", 1)):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value < least):
+                raise ValueError(f"{name} must be an integer of at least {least}, got {value!r}")
+
+    def given(self) -> dict[str, int]:
+        """The overrides that are set, by name."""
+        return {name: getattr(self, name) for name in OVERRIDDEN if getattr(self, name) is not None}
+
+
 @dataclass(frozen=True)
 class Job:
     """What a worker process needs to evaluate a candidate, or to measure a baseline (``candidate`` None)."""
@@ -120,7 +149,15 @@ class Job:
     build_dir: str | None = None
     """Folder for compiled extensions (shared cache, keyed by source hash)."""
     options: dict[str, Any] = field(default_factory=dict)
-    """Protocol-specific knobs (reduced trial counts in tests, time caps)."""
+    """The runner's and the tests' knobs of one job (the evidence file, seeds, a timing's pacing and turns, shorter
+    timings in tests); the counts a user overrides are :attr:`overrides`, never here."""
     algorithm_flags: AlgorithmFlags = ()
     """For baseline jobs: algorithm-choice flags (``torch.backends.<name>``) set before the model is built, those a
     candidate set (``CandidateOutcome.algorithm_flags``); empty for PyTorch's defaults."""
+    overrides: Overrides = field(default_factory=Overrides)
+    """Counts used in place of the protocol's."""
+
+    def __post_init__(self) -> None:
+        misplaced = [name for name in OVERRIDDEN if name in self.options]
+        if misplaced:
+            raise ValueError(f"{', '.join(misplaced)} must be given as Overrides, not as job options")

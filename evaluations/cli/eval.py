@@ -44,9 +44,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--source-url", metavar="URL", help="public repository of a bundle (overrides the known-bundle table)")
     p.add_argument("--source-commit", metavar="SHA", help="commit of --source-url holding the bundle")
     p.add_argument("--source-path", metavar="PATH", help="path of the bundle inside --source-url")
-    p.add_argument("--trials", metavar="N", type=int, help="fewer correctness trials than the protocol's (recorded in each record)")
-    p.add_argument("--warmup-calls", metavar="N", type=int, help="override the protocol's warm-up calls (recorded in each record)")
-    p.add_argument("--timed-calls", metavar="N", type=int, help="override the protocol's timed calls (recorded in each record)")
+    p.add_argument("--trials", metavar="N", type=int, help="fewer correctness trials than the protocol's: standard, its "
+                   "first N seeds (at most 5); verified, N fresh seeds per hidden distribution (at most 3); recorded in "
+                   "each record")
+    p.add_argument("--warmup-calls", metavar="N", type=int, help="override the protocol's warm-up calls (verified: at "
+                   "least N calls, beside its warm-up time); recorded in each record")
+    p.add_argument("--timed-calls", metavar="N", type=int, help="override the protocol's timed calls (verified: the "
+                   "fewest before its confidence target may stop the timing); recorded in each record")
     p.add_argument("--concurrent", metavar="N", type=int, default=1,
                    help="CUDA only: evaluations in flight at once on the one GPU; each timing holds the GPU alone "
                    "while the others load, check and wait (default: 1)")
@@ -71,15 +75,21 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run_command)
 
 
-def _options(args: argparse.Namespace) -> dict[str, int]:
-    options = {}
-    for key in ("trials", "warmup_calls", "timed_calls"):
-        value = getattr(args, key)
-        if value is not None:
-            if value < (1 if key != "warmup_calls" else 0):
-                raise UserError(f"--{key.replace('_', '-')} must be positive, got {value}")
-            options[key] = value
-    return options
+def _overrides(args: argparse.Namespace, protocols: tuple[str, ...]) -> Any:
+    """The counts given on the command line, typed (each protocol applies every one), or a one-line error."""
+    from .._types import Overrides
+    from ..run import trials_limit
+
+    try:
+        overrides = Overrides(trials=args.trials, warmup_calls=args.warmup_calls, timed_calls=args.timed_calls)
+    except ValueError as exc:
+        name = str(exc).split()[0]
+        raise UserError(f"--{name.replace('_', '-')}: {str(exc).removeprefix(name + ' ')}") from None
+    for name in protocols:
+        if overrides.trials is not None and overrides.trials > trials_limit(name):
+            raise UserError(f"--trials {overrides.trials}: the {name} protocol runs at most {trials_limit(name)}"
+                            + (" per hidden distribution" if name == "verified" else ""))
+    return overrides
 
 
 def only_matches(patterns: str, problem: Any) -> bool:
@@ -133,10 +143,10 @@ def run_command(args: argparse.Namespace) -> int:
                         [c for c in loaded.candidates if c.problem_key in keep])
         if not loaded.candidates:
             raise UserError(f"--only {args.only!r} matches no problem with a candidate")
-    return _evaluate(args, loaded, protocols, _options(args))
+    return _evaluate(args, loaded, protocols, _overrides(args, protocols))
 
 
-def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], options: dict[str, int]) -> int:
+def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], overrides: Any) -> int:
     from .._env import resolve_device
     from ..run import RunConfig, RunSummary, default_prewarm
 
@@ -148,7 +158,7 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
         raise UserError("--concurrent above 1 needs --device cuda: host-clock timings on the CPU would share its cores")
     config = RunConfig(out_dir=Path(args.out), protocols=protocols, device=device, timeout_s=args.timeout,
                        jobs=args.jobs, build_dir=Path(args.build_dir), build_timeout_s=args.build_timeout,
-                       options=options, progress=not args.no_progress,
+                       overrides=overrides, progress=not args.no_progress,
                        prewarm=default_prewarm(device, args.prewarm, args.concurrent), concurrent=args.concurrent,
                        in_turns=args.in_turns)
     execute = _executor(args, config, device)

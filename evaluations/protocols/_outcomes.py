@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from schemas import (
     CorrectnessCheck,
+    IncorrectReason,
     IntegrityCheck,
     Judged,
     PrecisionClass,
@@ -30,6 +31,8 @@ class CandidateOutcome:
 
     status: Status
     error: str | None = None
+    reason: IncorrectReason | None = None
+    """Why an ``incorrect`` candidate is wrong (``None`` for every other status)."""
     correctness: list[CorrectnessCheck] = field(default_factory=list)
     timing: TimingStats | None = None
     integrity: list[IntegrityCheck] = field(default_factory=list)

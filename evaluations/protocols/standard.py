@@ -47,7 +47,7 @@ def trial_seeds(n: int = TRIALS) -> list[int]:
 
 @dataclass(frozen=True)
 class Settings:
-    """Trial and call counts in effect (the protocol's, or reduced through ``job.options``)."""
+    """Trial and call counts in effect: the protocol's, or those a run overrides (``job.overrides``)."""
 
     trials: int
     warmup_calls: int
@@ -55,10 +55,11 @@ class Settings:
 
     @classmethod
     def of(cls, job: Job) -> Settings:
-        """Settings for a job; ``options`` may lower the counts (tests, quick looks)."""
-        o = job.options
-        return cls(int(o.get("trials", TRIALS)), int(o.get("warmup_calls", INFO.timing.warmup_calls)),
-                   int(o.get("timed_calls", INFO.timing.timed_calls)))
+        """Settings for a job: every override applied."""
+        o = job.overrides
+        return cls(TRIALS if o.trials is None else o.trials,
+                   INFO.timing.warmup_calls if o.warmup_calls is None else o.warmup_calls,
+                   INFO.timing.timed_calls if o.timed_calls is None else o.timed_calls)
 
 
 def set_seed(seed: int) -> None:
@@ -210,7 +211,8 @@ def run_candidate(job: Job) -> CandidateOutcome:
             exhibits.add(f"trial {index}", outputs_of(output))
             checks.append(compare(output, expected, seed, index))
             if not checks[-1].passed:
-                return CandidateOutcome(status="incorrect", correctness=checks, error=checks[-1].message)
+                return CandidateOutcome(status="incorrect", correctness=checks, error=checks[-1].message,
+                                        reason="wrong-answer")
             del inputs, expected, output  # the next draw, the timing and the outside batch need the room
         exhibits.save()
         _gpulock.yield_to_timing()

@@ -16,7 +16,7 @@ from ._config import RunConfig, RunSummary, default_prewarm
 from ._failures import failed_outcome, out_of_memory
 from ._judge import LABEL_UNCONFIRMED, NOT_JUDGED, Judgement, JudgeRequest, OuterClock, Ruling, outer_calls, reconcile
 from ._loop import progress_bar, run
-from ._paths import baseline_path, effective_info, finished_record, flag_tag, problem_ref, record_path
+from ._paths import baseline_path, effective_info, finished_record, flag_tag, problem_ref, record_path, trials_limit
 from ._phases import PhaseLog, Span, union_s
 from ._records import assemble_record
 from ._reproduce import (
@@ -43,6 +43,7 @@ __all__ = [
     "candidate_scope", "check_device", "default_prewarm", "effective_info", "failed_outcome", "find_kernel",
     "find_problem", "finished_record", "flag_tag", "hashed_loader", "kernel_language", "load_module", "load_original",
     "needs_build", "out_of_memory", "outer_calls", "problem_ref", "progress_bar", "protocol_options", "reconcile",
-    "record_path", "records_root_of", "reproduce", "run", "run_isolated", "start_spare", "union_s", "use_caches",
+    "record_path", "records_root_of", "reproduce", "run", "run_isolated", "start_spare", "trials_limit", "union_s",
+    "use_caches",
     "worker_environment",
 ]

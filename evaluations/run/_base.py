@@ -34,7 +34,7 @@ class RunnerBase:
         self.problems = {p.key: p for p in loaded.problems}
         self.candidates = [c for c in loaded.candidates if c.problem_key in self.problems]
         self.protocols = {name: get_protocol(name) for name in config.protocols}
-        self.infos = {name: effective_info(m, config.options) for name, m in self.protocols.items()}
+        self.infos = {name: effective_info(m, config.overrides) for name, m in self.protocols.items()}
         self.summary = summary if summary is not None else RunSummary()
         self.manifest = Manifest(config.out_dir)
         self.cancel = threading.Event()
@@ -82,7 +82,7 @@ class RunnerBase:
                 options.setdefault(name, value)
         return Job(problem=problem, protocol=protocol, device=self.config.device, candidate=candidate,
                    baseline_kind=kind, build_dir=str(self.config.build_dir.resolve()), options=options,
-                   algorithm_flags=flags)
+                   algorithm_flags=flags, overrides=self.config.overrides)
 
     def _isolated(self, target: str, job: Any, tag: str, timeout_s: float, phase: Phase, spare: bool = True,
                   cancel: Any = None, answer: Any = None, admit: bool = True) -> IsolatedResult:
@@ -138,10 +138,13 @@ class RunnerBase:
             self._pool.close()
 
     def _reuse_baseline(self, path: Path, problem: Problem, info: ProtocolInfo) -> BaselineRecord | None:
-        """The baseline record at ``path`` when it is of this problem source, protocol and environment and untampered."""
+        """The baseline record at ``path`` when it is of this problem source, protocol (this version, or one whose
+        baselines it reuses: ``schemas.baseline_versions``) and environment, and untampered."""
         existing = existing_record(path)
         same = (isinstance(existing, BaselineRecord) and existing.problem.source_sha256 == problem.sha256
-                and existing.protocol == info and same_environment(existing.environment, self.env))
+                and existing.protocol.version in schemas.baseline_versions(info.name, info.version)
+                and existing.protocol.model_copy(update={"version": info.version}) == info
+                and same_environment(existing.environment, self.env))
         if same and self.manifest.contradicts(path):
             if path not in self.summary.tampered:
                 self.summary.tampered.append(path)

@@ -12,6 +12,7 @@ from typing import Any
 import schemas
 from schemas import BaselineRecord, Record
 
+from .._types import OVERRIDDEN, Overrides
 from ._gpubusy import BusySampler
 from ._phases import PhaseLog
 
@@ -43,7 +44,10 @@ class RunConfig:
     build_dir: Path = Path(".kv-cache/build")
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
     options: dict[str, Any] = field(default_factory=dict)
-    """Protocol knobs (``trials``, ``warmup_calls``, ``timed_calls``) recorded in the protocol info."""
+    """Knobs given to every job (tests: shorter timings); the counts a user overrides are :attr:`overrides`."""
+    overrides: Overrides = field(default_factory=Overrides)
+    """Counts used in place of the protocols' (``--trials``, ``--warmup-calls``, ``--timed-calls``), applied by
+    every protocol and recorded in each record's protocol block."""
     progress: bool = True
     prewarm: bool | None = None
     """Keep one spare worker importing torch and the protocols ahead of the next isolated call (each worker
@@ -59,6 +63,11 @@ class RunConfig:
     """Time every candidate of a protocol that takes turns (verified) in turns with fresh timings of its problem's
     baselines (``Runner.timed_in_turns``); otherwise only where that protocol asks for it (a host-bound eager
     baseline)."""
+
+    def __post_init__(self) -> None:
+        misplaced = [name for name in OVERRIDDEN if name in self.options]
+        if misplaced:
+            raise ValueError(f"{', '.join(misplaced)} must be given as overrides, not as options")
 
 
 @dataclass

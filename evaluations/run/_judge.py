@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from schemas import CorrectnessCheck, IntegrityCheck, Judged, OuterTiming
+from schemas import CorrectnessCheck, IntegrityCheck, Judged, OuterTiming, Pinned
 
 from ..protocols._outcomes import CandidateOutcome
 
@@ -171,13 +171,16 @@ NOT_JUDGED = "not judged outside the candidate's process"
 """How a record's note begins where the judge could not rule (the reason follows)."""
 
 
-def reconcile(outcome: CandidateOutcome, clock: OuterClock, judgement: Judgement | None) -> Judged | None:
+def reconcile(outcome: CandidateOutcome, clock: OuterClock, judgement: Judgement | None,
+              pin: Pinned | None = None) -> Judged | None:
     """Apply the judge's findings to a worker's ``correct`` outcome (in place) and return the record's ``judged``.
 
     A report its own outputs contradict, outputs missing that the file had room for, trials under other seeds,
     a reported timing without the outside batch, wrong answers in that batch, or a reported time far below
-    what the outside clock saw: ``hacked``. A narrow miss: ``incorrect``. A failed outside batch:
-    ``runtime_error``. A judge that could not judge leaves the verdict as reported, with a note.
+    what the outside clock saw: ``hacked``. A narrow miss: ``incorrect``, by ``precision`` where the protocol
+    version ``pin`` classes that check as a wrong answer's (the check is then failed with the judge's evidence),
+    else a ``wrong-answer``. A failed outside batch: ``runtime_error``. A judge that could not judge leaves the
+    verdict as reported, with a note.
     """
     if outcome.status != "correct":
         return None
@@ -194,8 +197,15 @@ def reconcile(outcome: CandidateOutcome, clock: OuterClock, judgement: Judgement
     if hard:
         outcome.status = "hacked"
         outcome.integrity = [*outcome.integrity, *(_check(name, False, why) for name, why in hard)]
-    elif narrow:
+    elif narrow:  # wrong by at most twice the tolerance: the precision the judge's own reference could explain
+        by_precision = pin is not None and ("precision", "precision") in pin.incorrect_checks
         outcome.status, outcome.error = "incorrect", narrow[0]
+        outcome.reason = "precision" if by_precision else "wrong-answer"
+        if by_precision:
+            outcome.integrity = [c if c.name != "precision" else _check("precision", False, narrow[0])
+                                 for c in outcome.integrity]
+            if not any(c.name == "precision" for c in outcome.integrity):
+                outcome.integrity.append(_check("precision", False, narrow[0]))
         missed = {r.name: r for r in judgement.rulings if not r.passed and not r.missing}
         outcome.correctness = [c.model_copy(update={
             "passed": False, "error_budget_used": missed[c.name].budget,
@@ -319,6 +329,8 @@ def judge_outcome(isolated: Callable[[str, Any, str], Any], job: Any, outcome: C
         else:
             why = result.failure.message if result.failure is not None else "it returned no judgement"
             judgement = Judgement(error=f"the judge's worker failed: {why[:300]}")
-        outcome.judged = reconcile(outcome, clock, judgement)
+        from schemas import pinned
+
+        outcome.judged = reconcile(outcome, clock, judgement, pinned(job.protocol))
     finally:
         shutil.rmtree(evidence.parent, ignore_errors=True)

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import schemas
 from schemas import BaselineRecord, Environment, ProtocolInfo, Record
 
-from .._types import AlgorithmFlags, Candidate, Problem
+from .._types import AlgorithmFlags, Candidate, Overrides, Problem
 
 
-def effective_info(protocol: ModuleType, options: dict[str, Any]) -> ProtocolInfo:
-    """The protocol's info with the counts actually used (reduced counts are recorded, never hidden)."""
+def trials_limit(protocol: str) -> int:
+    """The most correctness trials ``--trials`` may ask of ``protocol``: its seeds, or its trials per hidden
+    distribution where seeds are fresh."""
+    pin = schemas.pinned(protocol)
+    return len(pin.seeds) or pin.trials_per_distribution
+
+
+def effective_info(protocol: ModuleType, overrides: Overrides) -> ProtocolInfo:
+    """The protocol's info with the counts the run uses (overridden counts are recorded, never hidden): timed and
+    warm-up calls; for trials, the standard protocol's first seeds (the verified protocol's seeds are fresh, and
+    its records list each trial)."""
     info: ProtocolInfo = protocol.INFO
-    timing = info.timing.model_copy(update={k: int(options[k]) for k in ("warmup_calls", "timed_calls") if k in options})
-    seeds = info.seeds[: int(options["trials"])] if "trials" in options else info.seeds
+    if overrides.trials is not None and overrides.trials > trials_limit(info.name):
+        raise ValueError(f"trials={overrides.trials}: the {info.name} protocol runs at most {trials_limit(info.name)}")
+    counts = {k: v for k, v in overrides.given().items() if k in ("warmup_calls", "timed_calls")}
+    timing = info.timing.model_copy(update=counts)
+    seeds = info.seeds[: overrides.trials] if overrides.trials is not None else info.seeds
     return info.model_copy(update={"timing": timing, "seeds": seeds})
 
 

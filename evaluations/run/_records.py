@@ -52,6 +52,7 @@ def assemble_record(runner: Runner, protocol: str, problem: Problem, candidate: 
         model=schemas.ModelInfo(name=candidate.model, provider=candidate.provider, sample=candidate.sample),
         problem=problem_ref(problem), kernel=_kernel_source(candidate), protocol=info,
         environment=runner._stamped(), status=outcome.status, error=outcome.error,
+        reason=outcome.reason if outcome.status == "incorrect" else None,
         correctness=outcome.correctness, timing=outcome.timing, baselines=timings,
         speedup=schemas.Speedups(**speedups),
         memory=memory, integrity=outcome.integrity, labels=labels, roofline=roofline, notes=notes,

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 import schemas
 from schemas import Record
 
-from .._types import Candidate, Origin, Problem, sha256_text
+from .._types import Candidate, Origin, Overrides, Problem, sha256_text
 
 DEFAULT_DATASET_ROOTS = (Path(".data/datasets"),)
 """Where local copies of public datasets are looked for when ``--dataset-root`` is not given."""
@@ -175,15 +175,12 @@ def check_device(record: Record, device: str, cuda_available: bool) -> None:
                              f"({record.environment.device_name}): run this on a machine with that GPU")
 
 
-def protocol_options(record: Record, info: schemas.ProtocolInfo) -> dict[str, int]:
-    """Runner knobs that recreate the original's counts when it used fewer than the protocol's own."""
-    options: dict[str, int] = {}
-    if info.seeds and len(record.protocol.seeds) < len(info.seeds):
-        options["trials"] = len(record.protocol.seeds)
-    for key in ("warmup_calls", "timed_calls"):
-        if getattr(record.protocol.timing, key) != getattr(info.timing, key):
-            options[key] = getattr(record.protocol.timing, key)
-    return options
+def protocol_options(record: Record, info: schemas.ProtocolInfo) -> Overrides:
+    """The overrides that recreate the original's counts where it used fewer than the protocol's own."""
+    trials = len(record.protocol.seeds) if info.seeds and len(record.protocol.seeds) < len(info.seeds) else None
+    counts = {key: getattr(record.protocol.timing, key) for key in ("warmup_calls", "timed_calls")
+              if getattr(record.protocol.timing, key) != getattr(info.timing, key)}
+    return Overrides(trials=trials, **counts)
 
 
 def _speedup_band(record: Record) -> tuple[float, float] | None:
@@ -260,7 +257,7 @@ def reproduce(path: Path, *, out_dir: Path | None = None, device: str = "cuda",
     with tempfile.TemporaryDirectory(prefix="kv-repro-") as scratch:
         config = RunConfig(out_dir=Path(scratch), protocols=(original.protocol.name,), device=device,
                            timeout_s=timeout_s, jobs=1, build_dir=build_dir,
-                           options=protocol_options(original, module.INFO), progress=False)
+                           overrides=protocol_options(original, module.INFO), progress=False)
         runner = Runner(Loaded([problem], [candidate]), config, env)
         todo = runner.pending()
         runner.prepare(runner.preparations([(p, c) for p, c, _ in todo]), lambda: None)

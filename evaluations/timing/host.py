@@ -17,7 +17,7 @@ def _time_host(call: Callable[[int], Any], rot: _Rotation, plan: TimingPlan, out
     slots = _Slots(plan, cuda=False)
     slots.begin()
     started, warm = perf_counter(), []
-    while perf_counter() - started < plan.warmup_s or not all(rot.used):
+    while perf_counter() - started < plan.warmup_s or not all(rot.used) or len(warm) < plan.warmup_calls:
         k = rot.take()
         t0 = perf_counter_ns()
         outputs[k] = call(k)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemas import TimingStats
+from schemas import TimingStats, pinned
+
+from .._types import Overrides
 
 L2_FLUSH_BYTES = 256 << 20
 """Buffer zeroed before each timed call: several times the L2 of current GPUs."""
@@ -39,14 +41,20 @@ PROBE_SPIN_MS = 2.0
 """Device spin before each probe call, so its device time excludes the host's launch gap."""
 
 
+_PIN = pinned("verified").timing
+"""The timing the verified protocol's newest version pins (``schemas.PROTOCOLS``): the plan's defaults."""
+
+
 @dataclass(frozen=True)
 class TimingPlan:
     """Stopping rule and warm-up of one timing."""
 
     warmup_s: float = 0.2
-    min_calls: int = 100
-    ci_target_rel: float = 0.005
-    time_cap_s: float = 10.0
+    warmup_calls: int = _PIN.warmup_calls
+    """Fewest warm-up calls, beside the warm-up time (and one call on every input set and place of the weights)."""
+    min_calls: int = _PIN.timed_calls
+    ci_target_rel: float = _PIN.ci_target_rel or 0.005
+    time_cap_s: float = _PIN.time_cap_s or 10.0
     max_calls: int = 20_000
     min_time_s: float = 0.5
     """Sampling spans at least this much wall time, so slow drifts (clocks, host) average out instead of
@@ -79,14 +87,17 @@ class TimingPlan:
     phases were seen to be its cores': two processes on different cores did not share them, on one core they did."""
 
     @classmethod
-    def of(cls, options: dict[str, Any]) -> TimingPlan:
-        """The protocol's plan, with any field overridden by a job option of the same name.
-
-        The runner's ``timed_calls`` override (``kverdict eval --timed-calls``) sets ``min_calls``.
-        """
+    def of(cls, options: dict[str, Any], overrides: Overrides | None = None) -> TimingPlan:
+        """The protocol's plan, with any field overridden by a job option of the same name (the runner's pacing, the
+        tests' shorter timings), then by the run's overrides: ``warmup_calls``, and ``timed_calls`` as ``min_calls``
+        (``kverdict eval --warmup-calls/--timed-calls``)."""
         base = cls()
-        merged = {"min_calls": options["timed_calls"]} if "timed_calls" in options else {}
-        merged.update({k: v for k, v in options.items() if k in base.__dataclass_fields__})
+        merged = {k: v for k, v in options.items() if k in base.__dataclass_fields__}
+        given = overrides.given() if overrides is not None else {}
+        if "warmup_calls" in given:
+            merged["warmup_calls"] = given["warmup_calls"]
+        if "timed_calls" in given:
+            merged["min_calls"] = given["timed_calls"]
         return cls(**{f: _coerce(f, getattr(base, f), merged.get(f, getattr(base, f))) for f in base.__dataclass_fields__})
 
 
@@ -118,6 +129,9 @@ class TimingRun:
     """Evidence of device work outside the timed stream, or ``None``."""
     last_set: int = 0
     """Set index of the most recent call (its output is current even if buffers are reused)."""
+    graph_unsafe: str | None = None
+    """Where graph replays were wanted but a captured graph did not do the call's work as an eager call does
+    (``graphs.work_outside_capture``): the evidence, and eager calls were timed; ``None`` otherwise."""
     samples_ms: list[float] = field(default_factory=list)
     """Every sample (ms per call), in the order taken."""
     batches: list[int] = field(default_factory=list)

@@ -77,7 +77,7 @@ def test_bad_numbers(capsys, fixtures_dir):
     base = ["eval", "--problems", str(fixtures_dir / "problems"), "--candidates", str(fixtures_dir / "candidates"),
             "--model", "m"]
     _one_line_error(capsys, [*base, "--timeout", "0"], "must be positive")
-    _one_line_error(capsys, [*base, "--timed-calls", "0"], "--timed-calls must be positive")
+    _one_line_error(capsys, [*base, "--timed-calls", "0"], "--timed-calls: must be an integer of at least 1")
     _one_line_error(capsys, [*base, "--source-url", "https://example.org/x"], "--source-commit")
 
 

@@ -347,7 +347,7 @@ def test_a_run_judges_honest_kernels_and_refutes_forged_reports_under_both_proto
     out = tmp_path / "records"
     args = [sys.executable, "-m", "evaluations.cli", "eval", "--problems", str(ZOO_DIR / "problems"), "--candidates",
             str(cands), "--model", "m", "--provider", "p", "--out", str(out), "--build-dir", str(tmp_path / "build"),
-            "--protocol", "both", "--device", "cpu", "--no-progress", "--timeout", "120", "--trials", "4"]
+            "--protocol", "both", "--device", "cpu", "--no-progress", "--timeout", "120", "--trials", "2"]
     done = subprocess.run(args, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=600,
                           start_new_session=True)
     assert done.returncode == 0, done.stderr[-3000:]

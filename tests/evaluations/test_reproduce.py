@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluations import Overrides
 from evaluations.cli import main
 from evaluations.run import (
     ReproduceError,
@@ -157,8 +158,8 @@ def test_reduced_counts_of_the_original_are_recreated() -> None:
     info = factory.protocol("standard")
     short = info.model_copy(update={"seeds": info.seeds[:2], "timing": info.timing.model_copy(update={"timed_calls": 10})})
     record = factory.make_record(protocol=short)
-    assert protocol_options(record, info) == {"trials": 2, "timed_calls": 10}
-    assert protocol_options(factory.make_record(), info) == {}
+    assert protocol_options(record, info) == Overrides(trials=2, timed_calls=10)
+    assert protocol_options(factory.make_record(), info) == Overrides()
 
 
 def test_agreement_uses_the_original_ci() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import schemas
+from evaluations import Overrides
 from evaluations.cli import main
 
 MAIN_RUN = ("1_tiny_relu.py", "1_tiny_relu__wrong.py", "1_tiny_relu__segfault.py", "1_tiny_relu__abort.py",
@@ -172,7 +173,7 @@ def test_spare_workers_give_the_same_verdicts_and_leave_nothing_behind(tmp_path,
     cands = _candidates(tmp_path / "cands", fixtures_dir, names)
     loaded = load_inputs(str(fixtures_dir / "problems"), str(cands), model="fixture-model")
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1),
                        progress=False, prewarm=True)
     summary = run(loaded, config, capture_environment("cpu"))
     statuses = {Path(r.kernel.path).name: r.status for r in summary.records}
@@ -191,7 +192,7 @@ def test_concurrent_evaluations_write_every_record_and_measure_each_baseline_onc
     cands = _candidates(tmp_path / "cands", fixtures_dir, names)
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model", provider=None, suite=None)
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1),
                        progress=False, concurrent=3)
     summary = run(loaded, config, capture_environment("cpu"))
     assert sorted(Path(p).name.split("__")[0] for p in summary.written) == sorted(
@@ -243,7 +244,7 @@ def test_running_out_of_memory_beside_others_is_evaluated_again_alone(tmp_path, 
     monkeypatch.setenv("KVERDICT_WORKER_WRITABLE", str(counters))  # confined workers may count there
     loaded = load_inputs(fixtures_dir / "problems", tmp_path / "cands", model="fixture-model")
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1),
                        progress=False, concurrent=concurrent)
     summary = run(loaded, config, capture_environment("cpu"))
     records = {Path(r.kernel.path).name: r for r in summary.records}
@@ -305,7 +306,7 @@ def test_a_baseline_out_of_memory_beside_others_is_measured_again_alone_with_its
     monkeypatch.setenv("KVERDICT_WORKER_WRITABLE", str(counter.parent))
     loaded = load_inputs(problems, cands, model="fixture-model")
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1),
                        progress=False, concurrent=concurrent)
     summary = run(loaded, config, capture_environment("cpu"))
     printed = capsys.readouterr().out
@@ -366,7 +367,7 @@ def test_an_interrupted_evaluation_writes_no_record(tmp_path, fixtures_dir):
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py",))
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1}, progress=False)
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1), progress=False)
     runner = Runner(loaded, config, capture_environment("cpu"))
     (protocol, candidate, path), = runner.pending()
     assert runner.baseline(protocol, runner.problems[candidate.problem_key], "eager_fp32") is not None
@@ -425,7 +426,7 @@ def test_a_pool_of_spares_serves_a_concurrent_run_with_the_same_verdicts(tmp_pat
     cands = _candidates(tmp_path / "cands", fixtures_dir, names)
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model", provider=None, suite=None)
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1),
                        progress=False, concurrent=3, prewarm=True)
     summary = run(loaded, config, capture_environment("cpu"))
     statuses = {Path(r.kernel.path).name: r.status for r in summary.records}
@@ -447,7 +448,7 @@ def test_the_prepare_stage_gives_a_failing_import_its_compile_error_once_for_bot
         "    def forward(self, x):\n        return x\n", encoding="utf-8")
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard", "verified"), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1, "trials": 4},
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1, trials=2),
                        progress=False)
     summary = run(loaded, config, capture_environment("cpu"))
     assert sorted(r.status for r in summary.records) == ["compile_error", "compile_error"]
@@ -532,7 +533,7 @@ def test_a_candidate_prepared_once_is_not_prepared_again_with_the_same_build_fol
 
     def once():
         config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                           build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                           build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1),
                            progress=False)
         summary = run(loaded, config, capture_environment("cpu"))
         shutil.rmtree(tmp_path / "out")  # the next run evaluates it again
@@ -551,7 +552,7 @@ def test_timing_options_of_the_wrong_kind_are_refused_not_coerced():
     from evaluations.timing import TimingPlan
 
     assert TimingPlan.of({"graph_short": False}).graph_short is False
-    assert TimingPlan.of({"time_cap_s": 2}).time_cap_s == 2.0 and TimingPlan.of({"timed_calls": "30"}).min_calls == 30
+    assert TimingPlan.of({"time_cap_s": 2}).time_cap_s == 2.0 and TimingPlan.of({"min_calls": "30"}).min_calls == 30
     for bad in ({"graph_short": "False"}, {"min_calls": True}, {"time_cap_s": "2"}, {"flush": 1}):
         with pytest.raises(ValueError, match="timing option"):
             TimingPlan.of(bad)
@@ -670,7 +671,7 @@ def test_the_next_chunks_extensions_are_built_while_this_chunk_is_evaluated(tmp_
     def evaluated(ahead: bool, name: str) -> tuple[Any, Path]:
         build = tmp_path / f"build-{name}"
         config = RunConfig(out_dir=tmp_path / f"out-{name}", protocols=("standard",), device="cpu", timeout_s=120,
-                           build_dir=build, options={"timed_calls": 5, "warmup_calls": 1}, progress=False,
+                           build_dir=build, overrides=Overrides(timed_calls=5, warmup_calls=1), progress=False,
                            concurrent=2, prepare_ahead=ahead)
         return run(loaded, config, capture_environment("cpu")), build
 
@@ -703,7 +704,7 @@ def test_a_chunks_own_extension_builds_run_beside_its_baselines_and_its_candidat
 
     def spans(ahead: bool, name: str) -> tuple[Any, tuple[float, float], list[tuple[float, float]], float]:
         config = RunConfig(out_dir=tmp_path / f"out-{name}", protocols=("standard",), device="cpu", timeout_s=120,
-                           build_dir=tmp_path / f"build-{name}", options={"timed_calls": 5, "warmup_calls": 1},
+                           build_dir=tmp_path / f"build-{name}", overrides=Overrides(timed_calls=5, warmup_calls=1),
                            progress=False, concurrent=2, prepare_ahead=ahead)
         summary = run(loaded, config, capture_environment("cpu"))
         all_spans = summary.phases.spans
@@ -733,7 +734,7 @@ def test_a_build_that_fails_beside_its_chunks_baselines_is_its_candidates_compil
     (cands / "3_tiny_scale__cpp.py").write_text(broken, encoding="utf-8")
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model")
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1}, progress=False,
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1), progress=False,
                        concurrent=2, prepare_ahead=True)
     summary = run(loaded, config, capture_environment("cpu"))
     by_problem = {r.problem.id: r for r in summary.records}
@@ -841,7 +842,7 @@ def test_a_problem_too_large_to_share_the_device_is_evaluated_alone_from_the_sta
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "2_tiny_add.py"))
     loaded = load_inputs(problems, cands, model="fixture-model")
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1),
                        progress=False, concurrent=2)
     runner = Runner(loaded, config, capture_environment("cpu"))
     runner.admission = Admission(budget=16 << 30, concurrent=2)  # a 16 GiB device, as NVML would tell on a GPU
@@ -887,7 +888,7 @@ def test_before_its_peak_is_measured_a_problem_s_workers_count_for_the_bytes_its
     cands = _candidates(tmp_path / "cands", fixtures_dir, ("1_tiny_relu.py", "2_tiny_add.py"))
     loaded = load_inputs(fixtures_dir / "problems", cands, model="fixture-model", count=False)
     config = RunConfig(out_dir=tmp_path / "out", protocols=("standard",), device="cpu", timeout_s=120,
-                       build_dir=tmp_path / "build", options={"timed_calls": 5, "warmup_calls": 1},
+                       build_dir=tmp_path / "build", overrides=Overrides(timed_calls=5, warmup_calls=1),
                        progress=False, concurrent=2)
     runner = Runner(loaded, config, capture_environment("cpu"))
     runner.admission = Recording(budget=64 << 30, concurrent=2)  # a share of 32 GiB each
