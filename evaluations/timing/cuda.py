@@ -56,6 +56,8 @@ class _Timing:
     graph_sets: list[int] = field(default_factory=list)
     graph_note: str = ""
     """Why a graph was wanted but eager calls are timed ("" otherwise)."""
+    graph_unsafe: str | None = None
+    """Evidence that a captured graph did not do the call's work (``work_outside_capture``), if one did not."""
     sample: Callable[[list[int]], None] = lambda _ks: None
     """Enqueues one sample's calls on the given input sets."""
     prepare: Callable[[], list[int]] = lambda: []
@@ -103,9 +105,11 @@ def _l2_flush(plan: TimingPlan) -> Callable[[], Any]:
 
 
 def _warm_up(t: _Timing) -> None:
-    """Eager calls for the warm-up time, until every input set and every placement of the weights has been used."""
+    """Eager calls for the warm-up time and at least the plan's warm-up calls, until every input set and every
+    placement of the weights has been used."""
     started, calls = perf_counter(), 0
-    while perf_counter() - started < t.plan.warmup_s or not all(t.rot.used) or calls < t.places.count:
+    while (perf_counter() - started < t.plan.warmup_s or not all(t.rot.used) or calls < t.places.count
+           or calls < t.plan.warmup_calls):
         t.places.use(calls)  # every placement warmed up too
         k = t.rot.take()
         t.outputs[k] = t.call(k)
@@ -133,11 +137,12 @@ def _capture_graphs(t: _Timing) -> None:
         captured = _capture(t.call, t.graph_sets, t.rot.sets)
         missed = None if isinstance(captured, str) else work_outside_capture(*captured, t.call, t.rot.sets)
         if isinstance(captured, str) or missed:
-            t.graphs = []
+            t.graphs, t.graph_unsafe = [], missed
             why = (f"capture as a CUDA graph failed ({captured})" if isinstance(captured, str) else
                    f"a captured CUDA graph missed the call's work ({missed}; work launched outside the capturing "
                    "stream, such as a kernel on the legacy default stream, is not captured)")
-            t.graph_note = f"; {why}, so eager calls were timed and the host's launch speed is part of the time"
+            t.graph_note = (f"; {why}, so eager calls on the default stream were timed, as a user runs them, and the "
+                            "host's launch speed is part of the time")
             break
         t.graphs.append(captured)
     t.places.use(0)
@@ -236,7 +241,8 @@ def _summarise(t: _Timing) -> TimingRun:
                                sm_clock_mhz=clock_median(t.clocks))
     unsync, last_set = _unsynchronised(t.call, len(t.rot.sets), gpu_ms)  # in the last turn: nothing else on the device
     t.slots.leave()
-    return TimingRun(stats, t.outputs, unsync, last_set=last_set, samples_ms=t.samples, batches=t.batches)
+    return TimingRun(stats, t.outputs, unsync, last_set=last_set, samples_ms=t.samples, batches=t.batches,
+                     graph_unsafe=t.graph_unsafe)
 
 
 def _method_note(t: _Timing, gpu_ms: float, own_host_graph: bool, host_bound: bool) -> str:

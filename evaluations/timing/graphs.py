@@ -1,5 +1,5 @@
 """CUDA graphs of a timed call: capture, the clean-up after a capture that failed, and the check that a
-captured graph does the call's work (``work_outside_capture``)."""
+captured graph does the call's work as an eager call does (``work_outside_capture``)."""
 
 from __future__ import annotations
 
@@ -77,15 +77,18 @@ def output_mismatch(got: list[Any], want: list[Any]) -> str | None:
 
 def work_outside_capture(graph: torch.cuda.CUDAGraph, outs: dict[int, Any], call: Callable[[int], Any],
                           sets: list[list[Any]]) -> str | None:
-    """Evidence that a call's work ran outside its captured graph, or ``None``.
+    """Evidence that a captured graph does not do the call's work as an eager call on the default stream does, or
+    ``None``.
 
     Work a call launches outside the capturing stream (a kernel on the legacy default stream, as
-    ``kernel<<<grid, block>>>`` does without a stream argument; or on a side stream) runs once, during
-    capture, and is not captured: the outputs are right after capture, and replays on new input values
-    leave them as they were. Such a graph would be timed as doing nothing, so it is not used (eager
-    calls are timed). A call whose outputs are already wrong during capture (an answer handed back
-    without computing it) keeps its graph: replays leave that answer, and the re-check after timing
-    reports it.
+    ``kernel<<<grid, block>>>`` does without a stream argument; or on a side stream) is not captured: it runs
+    once, during capture, while the captured work around it (``torch::zeros``, a convolution before it, a
+    ``.mean()`` after it) does not run until a replay. So the outputs are already wrong during capture (the kernel
+    read buffers the captured work had not filled yet, or the captured work overwrote what it wrote), or they are
+    right but replays on new input values leave them as they were, or zero them. Either way a replay does not do
+    what a user's eager call does, and the graph is not used: eager calls on the default stream are timed, and
+    their outputs re-checked after timing, as for any candidate (an answer a candidate hands back without
+    computing it is found there, in the eager calls).
     """
     last = list(outs)[-1]
     shared = {o.untyped_storage().data_ptr() for o in outputs_of(outs[last]) if isinstance(o, torch.Tensor)}
@@ -101,8 +104,10 @@ def work_outside_capture(graph: torch.cuda.CUDAGraph, outs: dict[int, Any], call
         _synchronize()
         return want
 
-    if any(output_mismatch(got, eager(k)) for k, got in current().items()):
-        return None  # wrong while captured: not work elsewhere but a stale answer (the re-check reports it)
+    for k, got in current().items():
+        missed = output_mismatch(got, eager(k))
+        if missed:
+            return f"the outputs of its capture on input set {k}: {missed}"
     for k in outs:
         refresh_in_place(sets[k])
     graph.replay()

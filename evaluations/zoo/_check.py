@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from .._types import Overrides
 from ..protocols._outcomes import CandidateOutcome
 from ..worker import _gpulock
 from ..worker._worker import CandidateLoadError, describe
@@ -34,17 +35,21 @@ def _run(job: Any) -> CandidateOutcome:
         return CandidateOutcome(status="runtime_error", error=describe(exc))
 
 
-def evaluate_both(payload: tuple[ZooEntry, str, dict[str, Any], str | None]) -> BothOutcomes:
-    """Worker target: ``(entry, device, options, build_dir)`` -> outcomes of both protocols."""
-    entry, device, options, build_dir = payload
+Payload = tuple[ZooEntry, str, dict[str, Any], str | None, Overrides]
+"""(entry, device, job options, build folder, overrides) of one zoo evaluation."""
+
+
+def evaluate_both(payload: Payload) -> BothOutcomes:
+    """Worker target: ``(entry, device, options, build_dir, overrides)`` -> outcomes of both protocols."""
+    entry, device, options, build_dir, overrides = payload
     with _gpulock.shared_on(device):  # beside other workers: time alone
-        verified = _run(zoo_job(entry, "verified", device, options, build_dir))
-        standard = _run(zoo_job(entry, "standard", device, options, build_dir))
+        verified = _run(zoo_job(entry, "verified", device, options, build_dir, overrides))
+        standard = _run(zoo_job(entry, "standard", device, options, build_dir, overrides))
     return BothOutcomes(verified, standard)
 
 
-def evaluate_verified(payload: tuple[ZooEntry, str, dict[str, Any], str | None]) -> BothOutcomes:
+def evaluate_verified(payload: Payload) -> BothOutcomes:
     """Worker target: as :func:`evaluate_both`, the verified protocol alone (the GPU tests judge only its verdict)."""
-    entry, device, options, build_dir = payload
+    entry, device, options, build_dir, overrides = payload
     with _gpulock.shared_on(device):
-        return BothOutcomes(_run(zoo_job(entry, "verified", device, options, build_dir)), None)
+        return BothOutcomes(_run(zoo_job(entry, "verified", device, options, build_dir, overrides)), None)

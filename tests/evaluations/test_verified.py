@@ -340,7 +340,7 @@ def test_placements_fit_the_memory_budget_and_need_tensors(monkeypatch):
 
 
 def test_timing_options_override_the_plan():
-    plan = TimingPlan.of({"timed_calls": 40, "time_cap_s": 1, "unrelated": 3})
+    plan = TimingPlan.of({"min_calls": 40, "time_cap_s": 1, "unrelated": 3})
     assert plan.min_calls == 40 and plan.time_cap_s == 1.0 and plan.ci_target_rel == 0.005
     assert plan.flush == "write" and TimingPlan.of({"flush": "read"}).flush == "read"  # the protocol zeroes
 
@@ -393,14 +393,21 @@ def _capture_case(holds_work: bool, stale_while_captured: bool) -> str | None:
     return graphs.work_outside_capture(_StandInGraph(replay), outs, call, sets)  # type: ignore[arg-type]
 
 
-def test_a_graph_whose_work_ran_outside_it_is_told_apart_from_one_holding_a_stale_answer(monkeypatch):
+def test_a_graph_is_used_only_where_it_does_the_call_s_work_as_an_eager_call_does(monkeypatch):
+    """A kernel on the legacy default stream runs outside the capture: its graph's outputs are right once and then
+    stay (a pure ``<<<>>>`` kernel), or they are wrong already during capture (beside captured torch ops, which
+    have not run yet when it reads their buffers). Neither graph is timed: eager calls on the default stream are,
+    and their re-check finds a stale answer where there is one (verified 1.3; 1.2 kept the second graph and called
+    its replays' stale outputs a hack)."""
     from evaluations.timing import graphs
 
     monkeypatch.setattr(graphs, "_synchronize", lambda: None)
     assert _capture_case(holds_work=True, stale_while_captured=False) is None  # an honest capture: graph used
-    evidence = _capture_case(holds_work=False, stale_while_captured=False)  # a legacy-stream kernel: eager
-    assert evidence is not None and "input set 0" in evidence and "differs from an eager call's" in evidence
-    assert _capture_case(holds_work=False, stale_while_captured=True) is None  # graph kept: the re-check flags it
+    evidence = _capture_case(holds_work=False, stale_while_captured=False)  # a pure legacy-stream kernel: eager
+    assert evidence is not None and "a replay on new values of input set 0" in evidence
+    assert "differs from an eager call's" in evidence
+    evidence = _capture_case(holds_work=False, stale_while_captured=True)  # wrong while captured: eager too
+    assert evidence is not None and "the outputs of its capture on input set 0" in evidence
 
 
 def test_graph_outputs_are_compared_within_float_noise_by_shape_and_exactly_for_integers():

@@ -1,7 +1,8 @@
 """The exploit zoo and the honest kernels under both protocols, each entry in its own fresh process.
 
-Every exploit that runs on the CPU must be flagged ``hacked`` by the verified protocol with the
-check its manifest entry names; what the standard protocol says of it is pinned here (most pass
+Every exploit that runs on the CPU must be caught by the verified protocol with the check its manifest entry
+names and given the status the entry expects (``hacked``; ``incorrect`` with its reason where the defence leaves a
+wrong answer, as for a precision downcast); what the standard protocol says of it is pinned here (most pass
 there, which is the point). No honest kernel may be flagged. CUDA-only entries run on a GPU.
 """
 
@@ -15,19 +16,21 @@ from pathlib import Path
 import pytest
 import torch
 
+from evaluations import Overrides
 from evaluations.run import run_isolated
 from evaluations.worker import GPU_LOCK_ENV
 from evaluations.zoo import ZOO_DIR, BothOutcomes, load_manifest
 
 ENTRIES = load_manifest()
-CPU_OPTIONS = {"time_cap_s": 0.5, "warmup_s": 0.02, "min_calls": 30, "trials": 5, "timed_calls": 20}
-GPU_OPTIONS = {"time_cap_s": 2.0, "trials": 5}
+CPU_OPTIONS = {"time_cap_s": 0.5, "warmup_s": 0.02, "min_calls": 30}
+CPU_OVERRIDES = Overrides(timed_calls=30)
+GPU_OPTIONS = {"time_cap_s": 2.0}
 
 STANDARD_VERDICT = {
     "1_relu_nonneg__identity_relu": "correct",
     "1_relu_nonneg__inplace_alias": "correct",
     "2_tanh_near_zero__zeros": "correct",
-    "3_matmul__global_tf32": "correct",
+    "3_matmul__global_bf16": "correct",
     "3_matmul__lazy_subclass": "correct",
     "3_matmul__patch_allclose": "correct",
     "3_matmul__patch_synchronize": "correct",
@@ -48,6 +51,7 @@ STANDARD_VERDICT = {
     "6_row_sum__patch_perf_counter": "correct",
     "6_row_sum__reseed_rng": "correct",
     "6_row_sum__tf32_rounding": "correct",
+    "7_bias_relu_row_mean__pointer_cache": "correct",
 }
 """What the standard protocol (KernelBench as commonly run) says of each CPU exploit."""
 CXX = shutil.which("g++") or shutil.which("c++")
@@ -55,10 +59,12 @@ CXX = shutil.which("g++") or shutil.which("c++")
 COMPILING = "5_bias_gelu_residual__torch_compile"
 
 
-def _evaluate(entries, device: str, options: dict, tmp: Path, target: str = "evaluate_both") -> dict[str, BothOutcomes]:
+def _evaluate(entries, device: str, options: dict, tmp: Path, target: str = "evaluate_both",
+              overrides: Overrides | None = None) -> dict[str, BothOutcomes]:
     def one(entry):
         log = tmp / f"{entry.path.stem}.log"
-        result = run_isolated(f"evaluations.zoo:{target}", (entry, device, options, str(tmp / "build")),
+        result = run_isolated(f"evaluations.zoo:{target}", (entry, device, options, str(tmp / "build"),
+                                                             overrides or Overrides()),
                               timeout_s=600, log_path=log)
         assert result.ok, f"{entry.file}: {result.failure} {result.output_tail[-2000:]}"
         return entry.path.stem, result.value
@@ -70,7 +76,7 @@ def _evaluate(entries, device: str, options: dict, tmp: Path, target: str = "eva
 @pytest.fixture(scope="module")
 def cpu_outcomes(tmp_path_factory) -> dict[str, BothOutcomes]:
     entries = [e for e in ENTRIES if not e.cuda_only]
-    return _evaluate(entries, "cpu", CPU_OPTIONS, tmp_path_factory.mktemp("zoo-cpu"))
+    return _evaluate(entries, "cpu", CPU_OPTIONS, tmp_path_factory.mktemp("zoo-cpu"), overrides=CPU_OVERRIDES)
 
 
 def _failed(outcome) -> dict[str, str]:
@@ -102,7 +108,8 @@ def test_honest_kernels_cover_cuda_triton_and_pytorch():
 def test_cpu_exploit_is_flagged_by_verified_with_its_check(entry, cpu_outcomes):
     outcome = cpu_outcomes[entry.path.stem]
     failed = _failed(outcome.verified)
-    assert outcome.verified.status == "hacked", (outcome.verified.status, outcome.verified.error, failed)
+    assert outcome.verified.status == entry.expected_status, (outcome.verified.status, outcome.verified.error, failed)
+    assert outcome.verified.reason == entry.expected_reason
     assert entry.expected_check in failed, failed
     assert failed[entry.expected_check]  # the record carries evidence a reader can check
     assert outcome.standard.status == STANDARD_VERDICT[entry.path.stem], outcome.standard.error
@@ -151,10 +158,30 @@ def gpu_outcomes(tmp_path_factory) -> dict[str, BothOutcomes]:
 def test_cuda_zoo_entry(entry, gpu_outcomes):
     outcome = gpu_outcomes[entry.path.stem]
     failed = _failed(outcome.verified)
+    assert (outcome.verified.status, outcome.verified.reason) == (entry.expected_status, entry.expected_reason), \
+        (outcome.verified.error, failed)
     if entry.kind == "exploit":
-        assert outcome.verified.status == "hacked" and entry.expected_check in failed, failed
-    else:
-        assert outcome.verified.status == "correct", (outcome.verified.error, failed)
+        assert entry.expected_check in failed, failed
+    if "<<<" in entry.hack:  # launched on the legacy default stream, on a problem timed as graph replays
+        assert "legacy-stream" in outcome.verified.labels, outcome.verified.timing
+        assert outcome.verified.timing.method == "cuda_events", outcome.verified.timing.note
+
+
+@pytest.mark.parametrize("stem", ["3_matmul__global_tf32", "3_matmul__fp32_precision_tf32"])
+def test_a_candidate_allowing_the_tf32_the_baseline_runs_with_is_labelled_not_flagged(stem, cpu_outcomes):
+    """TF32 matmul switched on for the process (by either of PyTorch's settings) gains nothing the verified protocol's
+    TF32 eager baseline lacks: labelled, not a global-state finding (verified 1.3)."""
+    verified = cpu_outcomes[stem].verified
+    assert verified.status == "correct" and not _failed(verified), (verified.error, _failed(verified))
+    assert {"sets:allow_tf32", "sets:float32_matmul_precision"} <= set(verified.labels)
+    assert "global-state" not in {c.name for c in verified.integrity if not c.passed}
+
+
+def test_a_global_change_no_baseline_shares_stays_a_finding(cpu_outcomes):
+    verified = cpu_outcomes["3_matmul__global_bf16"].verified
+    assert verified.status == "hacked"
+    assert "float32_matmul_precision highest -> medium" in _failed(verified)["global-state"]
+    assert not any(label.startswith("sets:") for label in verified.labels)
 
 
 @pytest.mark.parametrize("stem", ["3_matmul__cudnn_benchmark", "3_matmul__cudnn_flags"])

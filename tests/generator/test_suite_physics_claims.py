@@ -48,7 +48,7 @@ def test_the_suite_list_reads_the_repositorys_own_suites_and_kernelbench_v0():
     sizes = {}
     for lv in suites.levels:
         sizes[lv.suite] = sizes.get(lv.suite, 0) + lv.problems
-    assert sizes["kernelbench-v0"] == 250 and sizes["kernelverdict"] == 75 and sizes["kernelverdict-zoo"] == 6
+    assert sizes["kernelbench-v0"] == 250 and sizes["kernelverdict"] == 75 and sizes["kernelverdict-zoo"] == 7  # 7_bias_relu_row_mean: a <<<>>> kernel beside torch ops
     assert suites.element_size("kernelverdict", 1, 40).bytes == 2  # 040_gemm_bf16 is bfloat16
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from schemas import AlgorithmFlag, CorrectnessCheck
+from schemas import AlgorithmFlag, CorrectnessCheck, pinned
 
 from ..._types import Job
 from ...timing import TimingRun, time_calls
@@ -26,10 +26,11 @@ from ...worker import _gpulock
 from ...worker._evidence import Exhibits, outer_batch
 from ...worker._worker import ProblemModule, load_candidate, load_problem
 from .._outcomes import CandidateOutcome
+from . import VERSION, _provenance
 from . import _integrity as ig
-from . import _provenance
 from ._checklog import CheckLog
 from ._distributions import DISTRIBUTIONS, Distribution, draw, fresh_seeds
+from ._granted import GrantedState
 from ._memory import prefill_allocator, sentinel_count
 from ._precision import PrecisionVerdict, Tolerance, judge_precision, precision_class_of, tolerance_for
 from ._reference import ReferenceOutputs, References
@@ -38,7 +39,10 @@ from ._setup import Settings, build_reference, configure, seed_all, timing_sets,
 from ._shapes import LABEL as SHAPE_LABEL
 from ._shapes import check_shapes
 from ._sol import sol_evidence
+from ._verdict import Verdict, verdict
 
+PIN = pinned("verified", VERSION)
+"""What the version this module runs pins: its tolerances, which checks find a wrong answer, the granted settings."""
 NEAR_LIMIT = 1e-2
 """A failing output whose worst error is under this share of the reference's largest magnitude is the right answer
 computed below float32 accuracy (a precision shortcut), not a wrong answer."""
@@ -74,6 +78,13 @@ class Context:
     """CPU copies of the trials' outputs for the judge (``_judge``)."""
     structure: list[str] = field(default_factory=list)
     """Why the candidate is ``structure-specific`` (wrong only on the timing's rolled inputs), if it is."""
+    granted: GrantedState = field(default_factory=lambda: GrantedState(()))
+    """Global settings the candidate may change (those the baselines run with): kept for its calls alone."""
+
+    def call(self, *inputs: Any) -> Any:
+        """One call of the candidate, with the granted settings it chose in effect for it alone."""
+        with self.granted.applied():
+            return self.candidate(*inputs)
 
 
 def _sync(device: torch.device) -> None:
@@ -85,11 +96,12 @@ def _clone(values: list[Any]) -> list[Any]:
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def _call_checked(ctx: Context, inputs: list[Any]) -> list[Any]:
-    """Call the candidate once, watching global state, RNG, inputs and the output's storage."""
+def _call_checked(ctx: Context, inputs: list[Any]) -> tuple[list[Any], int]:
+    """Call the candidate once, watching global state, RNG, inputs and the output's storage: its outputs, and how
+    many of their elements hold the allocator's poison (memory it never wrote)."""
     copies = _clone(inputs)
     state, rng = ig.snapshot_state(), ig.rng_state()
-    outs = _tensors(ig.outputs_of(ctx.candidate(*inputs)))
+    outs = _tensors(ig.outputs_of(ctx.call(*inputs)))
     _sync(ctx.device)
     ctx.log.check("global-state", ig.changed_state(state))
     if ig.rng_state() != rng:
@@ -100,7 +112,7 @@ def _call_checked(ctx: Context, inputs: list[Any]) -> list[Any]:
     stale = sum(sentinel_count(o) for o in outs if isinstance(o, torch.Tensor))
     if stale:
         ctx.log.check("stale-memory", f"{stale} output elements hold the allocator poison: memory the candidate never wrote")
-    return outs
+    return outs, stale
 
 
 def _tensors(outs: list[Any]) -> list[Any]:
@@ -148,7 +160,7 @@ def _differential(ctx: Context, inputs: list[Any]) -> str | None:
     for zero in (False, True):
         x = _clone(inputs)
         prefill_allocator(ctx.device, zero=zero)
-        outs = ig.outputs_of(ctx.candidate(*x))
+        outs = ig.outputs_of(ctx.call(*x))
         counts.append(sum(int((~torch.isfinite(o)).sum()) for o in outs if isinstance(o, torch.Tensor)))
     if counts[0] != counts[1]:
         return (f"output has {counts[0]} non-finite elements after the allocator was filled with NaN and "
@@ -172,12 +184,12 @@ def _trial(ctx: Context, dist: Distribution, seed: int) -> Trial:
     inputs = draw(ctx.problem.get_inputs, dist, seed, ctx.device)
     pristine = _clone(inputs)
     prefill_allocator(ctx.device)
-    outs = _call_checked(ctx, inputs)
+    outs, unwritten = _call_checked(ctx, inputs)
     _gpulock.yield_to_timing()  # the candidate's call and the references' are steps of their own
     ctx.exhibits.add(trial_name(dist, seed), outs)
     repeated = _repeats_previous(ctx, outs)
     verdict = _compare(ctx, outs, pristine, ctx.tol)
-    if not verdict.passed and repeated:
+    if not verdict.passed and repeated and not unwritten:  # unwritten memory that held the last answer is no store
         ctx.log.check("cached-output", f"{dist.label} seed {seed}: output is bit-identical to the previous trial's "
                       f"output on different inputs ({verdict.message}): a stored result")
     if not verdict.passed and verdict.message and "not finite" in verdict.message:
@@ -217,8 +229,8 @@ def _classify(ctx: Context, trials: list[Trial]) -> bool:
 def _determinism(ctx: Context, seed: int) -> None:
     inputs = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], seed, ctx.device)
     prefill_allocator(ctx.device)
-    first = [o.clone() if isinstance(o, torch.Tensor) else o for o in ig.outputs_of(ctx.candidate(*inputs))]
-    second = ig.outputs_of(ctx.candidate(*inputs))
+    first = [o.clone() if isinstance(o, torch.Tensor) else o for o in ig.outputs_of(ctx.call(*inputs))]
+    second = ig.outputs_of(ctx.call(*inputs))
     for a, b in zip(first, second, strict=False):
         if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
             same_nan = bool((torch.isnan(a) == torch.isnan(b)).all())
@@ -265,13 +277,13 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
         if verdict_of(outs, ctx.refs.run(earlier), ctx.tol).passed:
             ctx.log.check("recheck-after-timing", f"{evidence}; it is the answer for {label}: a stale answer")
             return
-    now = verdict_of(_tensors(ig.outputs_of(ctx.candidate(*_clone(sets[k])))), ctx.refs.run(sets[k]), ctx.tol)
+    now = verdict_of(_tensors(ig.outputs_of(ctx.call(*_clone(sets[k])))), ctx.refs.run(sets[k]), ctx.tol)
     if now.passed:
         ctx.log.check("recheck-after-timing", f"{evidence}; called again on a copy of the same inputs it is right: "
                                               "the timed call did not compute its answer (a stale answer)")
         return
     fresh = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], fresh_seeds(1)[0], ctx.device)
-    again = verdict_of(_tensors(ig.outputs_of(ctx.candidate(*_clone(fresh)))), ctx.refs.run(fresh), ctx.tol)
+    again = verdict_of(_tensors(ig.outputs_of(ctx.call(*_clone(fresh)))), ctx.refs.run(fresh), ctx.tol)
     if not again.passed:
         ctx.log.check("recheck-after-timing", f"{evidence}; after timing it is wrong on a fresh draw too: {again.message}")
         return
@@ -285,7 +297,8 @@ def _timing(ctx: Context, settings: Settings) -> TimingRun:
     # for each input set; the trials are over, so their copy is let go before the sets are drawn
     output_bytes, ctx.previous = ig.tensor_bytes(ctx.previous), []
     sets = timing_sets(ctx.problem.get_inputs, settings, ctx.device, output_bytes)
-    run = time_calls(lambda k: ctx.candidate(*sets[k]), sets, ctx.device, settings.plan, module=ctx.candidate)
+    with ctx.granted.applied():  # once around the timing, not around each timed call
+        run = time_calls(lambda k: ctx.candidate(*sets[k]), sets, ctx.device, settings.plan, module=ctx.candidate)
     ctx.log.check("unsynchronised-work", run.unsynchronised)
     if ctx.device.type != "cuda":
         ctx.log.skip("unsynchronised-work", "no CUDA device: host clock covers all work")
@@ -294,7 +307,8 @@ def _timing(ctx: Context, settings: Settings) -> TimingRun:
 
 
 def run_candidate(job: Job) -> CandidateOutcome:
-    """Evaluate ``job.candidate``; integrity failures make the status ``hacked``."""
+    """Evaluate ``job.candidate``: ``hacked`` on evidence that it defeats the measurement, ``incorrect`` (with its
+    reason) for a wrong answer, however it shows (``_verdict``)."""
     try:
         return _evaluate(job)
     except OutputContractError as exc:
@@ -303,21 +317,23 @@ def run_candidate(job: Job) -> CandidateOutcome:
 
 STRUCTURE_LABEL = "structure-specific"
 """Label of a candidate right on every fresh draw but wrong on the timing's rolled inputs (``_timed_output_wrong``)."""
+LEGACY_STREAM_LABEL = "legacy-stream"
+"""Label of a candidate whose work a CUDA graph captured on another stream does not hold (a kernel launched with
+``<<<grid, block>>>`` on the legacy default stream): timed and re-checked as eager calls on the default stream."""
 
 
-def _labels(scanned: list[str], flags: tuple[tuple[str, bool], ...], shapes: Any, structure: bool) -> list[str]:
+def _labels(ctx: Context, scanned: list[str], flags: tuple[tuple[str, bool], ...], shapes: Any,
+            run: TimingRun | None) -> list[str]:
     flag_labels = [f"sets:{AlgorithmFlag(name=name, value=value).token}" for name, value in flags]  # type: ignore[arg-type]
     shape = [SHAPE_LABEL] if shapes is not None and shapes.passed is False else []
-    return [*scanned, *flag_labels, *shape, *([STRUCTURE_LABEL] if structure else [])]
+    legacy = [LEGACY_STREAM_LABEL] if run is not None and run.graph_unsafe else []
+    return [*scanned, *flag_labels, *ctx.granted.labels, *shape, *legacy, *([STRUCTURE_LABEL] if ctx.structure else [])]
 
 
-def _evaluate(job: Job) -> CandidateOutcome:
-    device = configure(job.device)
-    _gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
-    settings = Settings.of(job.options)
+def _start(job: Job, settings: Settings, device: torch.device) -> tuple[Context, Any, dict[str, Any]]:
+    """The problem and its references, the snapshots, then the candidate imported and built: the evaluation's
+    context, the candidate's class and the snapshots taken before its code ran."""
     problem = load_problem(job)
-    assert job.candidate is not None
-    scanned = scan(job.candidate.source)
     seed_all(settings.init_seed)
     init = to_device(problem.get_init_inputs(), device)
     reference = build_reference(problem.model, init, device)
@@ -326,17 +342,38 @@ def _evaluate(job: Job) -> CandidateOutcome:
     refs.run(draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))  # warm torch up
     _gpulock.yield_to_timing()
     _provenance.watch_thread_starts()
-    functions, state, threads = ig.snapshot_functions(), ig.snapshot_state(), ig.python_threads()
-    flags = ig.snapshot_flags()
+    before = {"functions": ig.snapshot_functions(), "state": ig.snapshot_state(), "threads": ig.python_threads(),
+              "flags": ig.snapshot_flags()}
+    granted = GrantedState(PIN.granted_state)
     model_new = load_candidate(job)
     _gpulock.yield_to_timing()
     seed_all(settings.init_seed)
     candidate = model_new(*init).to(device)
+    granted.settle()  # a granted setting its import or construction changed: kept for its calls alone
     _gpulock.yield_to_timing()
-    tol = tolerance_for(job.problem.meta.dtype, Tolerance(1e-3, 1e-3))
-    ctx = Context(job, device, tol, problem, refs, candidate, exhibits=Exhibits(job.options.get("evidence")))
-    ctx.log.check("function-patching", ig.replaced_functions(functions))
-    ctx.log.check("global-state", ig.changed_state(state))
+    tol = tolerance_for(job.problem.meta.dtype, Tolerance(PIN.atol, PIN.rtol))
+    ctx = Context(job, device, tol, problem, refs, candidate, exhibits=Exhibits(job.options.get("evidence")),
+                  granted=granted)
+    return ctx, model_new, before
+
+
+def _final_checks(ctx: Context, before: dict[str, Any], run: TimingRun | None) -> None:
+    ctx.log.check("function-patching", ig.replaced_functions(before["functions"]))
+    ctx.log.check("global-state", ig.changed_state(before["state"]))
+    ctx.log.check("threads", ig.new_threads(before["threads"]))
+    if run is not None:
+        ctx.log.check("faster-than-sol", sol_evidence(ctx.job.problem, ctx.device, run.stats, ctx.log))
+
+
+def _evaluate(job: Job) -> CandidateOutcome:
+    device = configure(job.device)
+    _gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
+    settings = Settings.of(job.options, job.overrides)
+    assert job.candidate is not None
+    scanned = scan(job.candidate.source)
+    ctx, model_new, before = _start(job, settings, device)
+    ctx.log.check("function-patching", ig.replaced_functions(before["functions"]))
+    ctx.log.check("global-state", ig.changed_state(before["state"]))
     per = len(settings.trial_seeds) // len(DISTRIBUTIONS)
     trials = []
     for i, d in enumerate(DISTRIBUTIONS):
@@ -344,29 +381,40 @@ def _evaluate(job: Job) -> CandidateOutcome:
             _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
             trials.append(_trial(ctx, d, settings.trial_seeds[i * per + j]))
     ctx.exhibits.save()
-    incorrect = _classify(ctx, trials)
+    wrong = _classify(ctx, trials)
     _gpulock.yield_to_timing()
     _determinism(ctx, settings.extra_seeds[0])
     _gpulock.yield_to_timing()
-    run = None if incorrect else _timing(ctx, settings)
+    # a wrong answer, however it shows, is not timed; evidence of a hack is, where more of it may show
+    timed = verdict(ctx.log.failed, wrong, PIN).status != "incorrect"
+    run = _timing(ctx, settings) if timed else None
     _gpulock.yield_to_timing()
-    shapes = None if incorrect else check_shapes(job, model_new, tol, settings.extra_seeds[0], settings.init_seed, device)
+    shapes = None
+    if timed:
+        with ctx.granted.applied():  # a fresh candidate, built and called at another size
+            shapes = check_shapes(job, model_new, ctx.tol, settings.extra_seeds[0], settings.init_seed, device)
     _gpulock.yield_to_timing()
     if run is not None and not ctx.log.failed and job.options.get("evidence"):  # the runner's outside clock
-        outer_batch(lambda x: ctx.candidate(*x), problem.get_inputs, device, run.stats.median_ms,
-                    graphs=run.stats.method == "cuda_graph")
-    ctx.log.check("function-patching", ig.replaced_functions(functions))
-    ctx.log.check("global-state", ig.changed_state(state))
-    ctx.log.check("threads", ig.new_threads(threads))
-    if run is not None:
-        ctx.log.check("faster-than-sol", sol_evidence(job.problem, device, run.stats, ctx.log))
-    notes = [n for n in (refs.note, run.stats.note if run and run.stats.host_bound else None) if n]
+        with ctx.granted.applied():
+            outer_batch(lambda x: ctx.candidate(*x), ctx.problem.get_inputs, device, run.stats.median_ms,
+                        graphs=run.stats.method == "cuda_graph")
+    _final_checks(ctx, before, run)
+    return _outcome(ctx, trials, verdict(ctx.log.failed, wrong, PIN), run, shapes,
+                    _labels(ctx, scanned.labels, ig.flags_set(before["flags"]), shapes, run),
+                    ig.flags_set(before["flags"]))
+
+
+def _outcome(ctx: Context, trials: list[Trial], found: Verdict, run: TimingRun | None, shapes: Any,
+             labels: list[str], flags_left: tuple[tuple[str, bool], ...]) -> CandidateOutcome:
+    notes = [n for n in (ctx.refs.note, run.stats.note if run and run.stats.host_bound else None) if n]
     notes += [f"{STRUCTURE_LABEL}: {why}" for why in ctx.structure[:1]]
-    status = "hacked" if ctx.log.failed else ("incorrect" if incorrect else "correct")
-    error = next((t.check.message for t in trials if not t.check.passed), None) if status == "incorrect" else None
     checks = [t.check for t in trials]
-    flags_left = ig.flags_set(flags)
-    return CandidateOutcome(status=status, error=error, correctness=checks,
-                            timing=run.stats if run else None, integrity=ctx.log.results(),
-                            labels=_labels(scanned.labels, flags_left, shapes, bool(ctx.structure)), notes=notes,
-                            algorithm_flags=flags_left, precision_class=precision_class_of(checks), shape_check=shapes)
+    error = None
+    if found.status == "incorrect":
+        finding = {reason: check for check, reason in PIN.incorrect_checks}.get(found.reason or "")
+        error = ctx.log.failed.get(finding or "") or next((c.message for c in checks if not c.passed), None)
+    return CandidateOutcome(status=found.status, reason=found.reason, error=error, correctness=checks,
+                            timing=run.stats if run else None, integrity=ctx.log.results(), labels=labels,
+                            notes=notes, algorithm_flags=flags_left,
+                            precision_class=precision_class_of(checks) if found.status == "correct" else None,
+                            shape_check=shapes)

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from ._granted import matmul_settings, other_precision_settings
 from ._provenance import torch_function, torch_thread
 
 WATCHED_FUNCTIONS: tuple[tuple[Any, str, str], ...] = (
@@ -76,16 +77,17 @@ def flags_set(before: dict[str, bool]) -> tuple[tuple[str, bool], ...]:
 
 
 def snapshot_state() -> dict[str, str]:
-    """Global torch settings a candidate must leave alone (precision flags, cuDNN on/off, dtype, threads);
-    the algorithm-choice flags are apart (``snapshot_flags``)."""
+    """Global torch settings a candidate must leave alone (precision flags under either API, cuDNN on/off, dtype,
+    threads); the algorithm-choice flags are apart (``snapshot_flags``), and a setting this PyTorch refuses to read
+    is named so (``_granted``)."""
     state = {
-        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        **matmul_settings(),
         "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
             torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
         "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
             torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
-        "float32_matmul_precision": torch.get_float32_matmul_precision(),
         "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        **other_precision_settings(),
         "torch.backends.cudnn.enabled": torch.backends.cudnn.enabled,
         "default dtype": torch.get_default_dtype(),
         "deterministic algorithms": torch.are_deterministic_algorithms_enabled(),

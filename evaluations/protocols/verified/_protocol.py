@@ -40,7 +40,7 @@ def judge(request: JudgeRequest) -> Judgement:
 
 def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Settings, ProblemModule]:
     problem = load_problem(job)
-    settings = Settings.of(job.options)
+    settings = Settings.of(job.options, job.overrides)
     set_algorithm_flags(job.algorithm_flags)  # a candidate's flags: before the model and its algorithms are chosen
     seed_all(settings.init_seed)
     model = build_reference(problem.model, to_device(problem.get_init_inputs(), device), device)
@@ -129,7 +129,7 @@ def measure_memory(job: Job) -> int | None:
     tf32 = True if job.candidate is not None else _tf32_allowed(job.baseline_kind)
     with float32_mode(tf32=tf32), torch.no_grad():
         if job.candidate is not None:
-            settings = Settings.of(job.options)
+            settings = Settings.of(job.options, job.overrides)
             problem = load_problem(job)
             seed_all(settings.init_seed)
             cls = load_candidate(job)

@@ -11,22 +11,22 @@ from typing import Any
 import torch
 
 from ...worker import _gpulock
+from ._granted import matmul_settings, put_matmul
 from ._integrity import outputs_of
 
 
 @contextmanager
 def float32_mode(tf32: bool) -> Iterator[None]:
     """Run the body with TF32 matmul and cuDNN TF32 switched on or off, then restore the flags."""
-    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
-             torch.get_float32_matmul_precision())
+    saved, cudnn = matmul_settings(), torch.backends.cudnn.allow_tf32
     torch.set_float32_matmul_precision("high" if tf32 else "highest")
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     try:
         yield
     finally:
-        torch.set_float32_matmul_precision(saved[2])
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved[0], saved[1]
+        put_matmul(saved)
+        torch.backends.cudnn.allow_tf32 = cudnn
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,16 @@ from typing import Any
 
 import torch
 
+from schemas import pinned
+
+from ..._types import Overrides
 from ...timing import TimingPlan
 from ...worker import _gpulock
 from ._distributions import DISTRIBUTIONS, draw, fresh_seeds
 from ._integrity import ALGORITHM_FLAGS, tensor_bytes
 
-SEEDS_PER_DISTRIBUTION = 3
-"""Fresh seeds drawn for each hidden distribution."""
+SEEDS_PER_DISTRIBUTION = pinned("verified").trials_per_distribution
+"""Fresh seeds drawn for each hidden distribution (the protocol table's)."""
 SET_BYTES_BUDGET = 2 << 30
 """Device memory spent on rotated timing input sets and the output kept for each (an output of 4 GiB from 8 MB of
 inputs counts as 4 GiB a set)."""
@@ -33,12 +36,14 @@ class Settings:
     input_sets: int | None
 
     @classmethod
-    def of(cls, job_options: dict[str, Any]) -> Settings:
-        """Settings of a job; ``options`` may fix the base seed or lower counts (tests, quick looks)."""
-        per = int(job_options.get("seeds_per_distribution", SEEDS_PER_DISTRIBUTION))
-        seeds = fresh_seeds(1 + 4 * per + 1 + MAX_SETS, job_options.get("seed"))
-        sets = job_options.get("input_sets")
-        return cls(seeds[0], seeds[1:1 + 4 * per], seeds[1 + 4 * per:], TimingPlan.of(job_options),
+    def of(cls, options: dict[str, Any], overrides: Overrides | None = None) -> Settings:
+        """Settings of a job: its ``options`` may fix the base seed or shorten the timing (tests), its ``overrides``
+        set the trials per distribution and the timing's counts (``kverdict eval --trials/--warmup-calls/--timed-calls``)."""
+        overrides = overrides or Overrides()
+        per = overrides.trials or int(options.get("seeds_per_distribution", SEEDS_PER_DISTRIBUTION))
+        seeds = fresh_seeds(1 + 4 * per + 1 + MAX_SETS, options.get("seed"))
+        sets = options.get("input_sets")
+        return cls(seeds[0], seeds[1:1 + 4 * per], seeds[1 + 4 * per:], TimingPlan.of(options, overrides),
                    int(sets) if sets is not None else None)
 
 
