@@ -22,13 +22,18 @@ cmd="${1:?start, collect or stop}"; shift
 
 running() { [ -f "$KV_HOME.pid" ] && kill -0 "$(cat "$KV_HOME.pid")" 2>/dev/null; }
 
+copy_out() { [ -n "${OUT:-}" ] && find "$RUN_OUT" -maxdepth 1 -type f ! -name '*.part' -exec cp -f {} "$OUT"/ \; ; }
+
 collect() {
-  local until=$(( $(date +%s) + ${1:-0} ))
-  while running && [ "$(date +%s)" -lt "$until" ]; do sleep 5; done
+  local until=$(( $(date +%s) + ${1:-0} )) last=0
+  # the run's files are copied to $OUT every 30 s meanwhile: a call cut short still brings back the latest
+  while running && [ "$(date +%s)" -lt "$until" ]; do
+    sleep 5; [ $(( $(date +%s) - last )) -ge 30 ] && { copy_out; last=$(date +%s); }
+  done
   running && echo "run still going at $(date -u +%T)" || echo "run ended"
   # every file the run has made so far, the last lines of its log first
   tail -25 "$RUN_OUT/run.log"
-  [ -n "${OUT:-}" ] && find "$RUN_OUT" -maxdepth 1 -type f -exec cp -f {} "$OUT"/ \; && ls -la "$OUT"
+  copy_out && ls -la "$OUT"
 }
 
 case "$cmd" in

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# One GPU session's worth of KernelVerdict measurements on an H200, in priority order, resumable.
+# One GPU session's worth of KernelVerdict measurements on an H200 or an H100, in priority order, resumable: a
+# session with a device loan runs the steps it needs and a later one continues where it stopped (finished records
+# are skipped), whatever card it gets (records name their card: records/<hw>/).
 #
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
-# Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most; ZOO_OUT: into
+# Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most, ZOO_PROTOCOLS
+# (default "verified standard") in that order; ZOO_OUT: into
 # a folder of its own, afresh, packed into $OUT/zoo-records.tgz, to check the verdicts against the committed ones;
 # to resume it in a later call, keep it out of the folders a call carries, e.g. .kv-cache/zoo-check: a carried
 # folder replaces the device's copy at every call, so a zoo in .data starts afresh each time),
 # attacks (not in the default: the zoo's attacks on the harness, into a records folder of their own, $OUT/attacks.tgz),
+# zoocheck (not in the default: benchmarks/zoo_verdicts.py on this card's zoo records, into $OUT/zoocheck.txt; a
+# rejudge after it in the same call runs only when every zoo verdict is the manifest's),
+# rejudge (not in the default: every committed verified record of the public datasets made again under the newest
+# verified protocol, REJUDGE_SETS: bundle[:--only pattern] ...),
 # selfspeed, audit, extdiag (not in the default: benchmarks/ext_reload.py on EXT_KEYS), gputests (one process per test file), cudal1; selfsample (the verified self-speedup of a
 # fixed 50-problem sample of KernelBench v0, every 5th problem, measured afresh into $OUT/self_speedup_sample.jsonl
 # within SAMPLE_S seconds: the check that a change left the timing faithful); triton (the Triton dump, .data/dump.jsonl) and drift
@@ -15,7 +22,7 @@
 # DRIFT_ARGS adds options, e.g. "--variant copy,deepcopy,read-flush,placements --order AB").
 # Records are written under records/ (finished ones are skipped, so re-running continues where the
 # last call stopped); each step has a time budget so the whole call ends inside BUDGET_S (default 560).
-# After every evaluation (cudal1: every PACK_S seconds, default 30), records/<hw> and the logs are packed into
+# After every evaluation (cudal1, rejudge: every PACK_S seconds, default 30), records/ and the logs are packed into
 # $OUT/records.tgz and $OUT/logs.tgz (LOGS_TGZ names it otherwise: two calls of this script in one device call
 # would overwrite each other's; the logs folder itself is removed once packed).
 # Needs pydantic on PYTHONPATH (carry wheels) and, for selfspeed/audit/cudal1, the CUDA-L1 bundle at
@@ -32,7 +39,8 @@ LOGS="$OUT/logs"; mkdir -p "$LOGS"
 T0=$(date +%s)
 # Records and logs are packed into $OUT after every evaluation, so a call cut off by its time limit
 # still brings back what finished (the device's copy of the tree does not outlive the call).
-pack() { tar czf "$OUT/records.tgz" records/h200 records/_audits $(ls records/MANIFEST.sha256 2>/dev/null) 2>/dev/null
+# every hardware's records: the card lent may be an H200 or an H100, and records name their card (records/<hw>/)
+pack() { tar czf "$OUT/records.tgz.part" records 2>/dev/null && mv -f "$OUT/records.tgz.part" "$OUT/records.tgz"
         tar czf "$OUT/${LOGS_TGZ:-logs.tgz}" -C "$OUT" logs; }
 left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
@@ -53,7 +61,7 @@ for s in "${STEPS[@]}"; do
       OWN_LOCK="${KVERDICT_GPU_LOCK:-}"; export KVERDICT_GPU_LOCK="${OWN_LOCK:-$(mktemp -d)/gpu.lock}"
       Z=$(( $(left) < ${ZOO_S:-100000} ? $(left) : ${ZOO_S:-100000} ))
       ZT0=$(date +%s)
-      for proto in verified standard; do
+      for proto in ${ZOO_PROTOCOLS:-verified standard}; do
         for set in exploits:exploit-zoo honest:honest-kernels; do
           timeout -k 5 $(( Z - ($(date +%s) - ZT0) > 5 ? Z - ($(date +%s) - ZT0) : 5 )) $KV ${ZOO_OUT:+--out "$ZOO_OUT"} --concurrent "${CONCURRENT:-6}" \
             --protocol $proto --problems evaluations/zoo/problems --candidates evaluations/zoo/${set%%:*} \
@@ -151,6 +159,35 @@ for s in "${STEPS[@]}"; do
         pack
       done
       grep -E "PASSED|FAILED|ERROR|passed|failed" "$LOGS/gpu_tests.log" | tail -40 ;;
+    zoocheck)
+      step "$s (the zoo's verified verdicts against its manifest)"
+      HW=$(python3 -c "from evaluations import capture_environment; print(capture_environment('cuda').hardware)")
+      if python3 benchmarks/zoo_verdicts.py "records/$HW" > "$OUT/zoocheck.txt" 2>&1; then ZOO_OK=1; else ZOO_OK=0; fi
+      cat "$OUT/zoocheck.txt" ;;
+    rejudge)
+      [ "${ZOO_OK:-1}" = 1 ] || { echo "=== rejudge skipped: the zoo's verdicts differ from its manifest (zoocheck.txt)"; continue; }
+      # every committed verified record made again under the newest verified protocol, resumably: CUDA-L1's bundle,
+      # then the Triton dump (level 2, then the rest); records of an older version are redone in place, finished
+      # ones skipped, and baselines of a version the newest reuses (schemas.baseline_versions) are not timed again.
+      # The zoo's are the zoo step's. EVAL_CONCURRENT at once (default 12); REJUDGE_SETS names the bundles.
+      export KVERDICT_GPU_TRACE="$LOGS/rejudge-locktrace"; mkdir -p "$KVERDICT_GPU_TRACE"
+      n=0
+      for spec in ${REJUDGE_SETS:-.data/h100.jsonl .data/dump.jsonl:kernelbench/2/* .data/dump.jsonl}; do
+        n=$((n + 1)); bundle=${spec%%:*}; only=""; [ "$spec" != "$bundle" ] && only=${spec#*:}
+        step "$s pass $n: verified on $bundle ${only:+(only $only)}"
+        timeout -k 5 "$(( $(left) - 15 > 5 ? $(left) - 15 : 5 ))" $KV --protocol verified --candidates "$bundle" \
+          --concurrent "${EVAL_CONCURRENT:-12}" ${only:+--only "$only"} --stats-json "$OUT/rejudge-stats-$n.json" \
+          >> "$LOGS/rejudge.log" 2>&1 &
+        EVAL=$!
+        while kill -0 "$EVAL" 2>/dev/null; do
+          for _ in $(seq "${PACK_S:-30}"); do kill -0 "$EVAL" 2>/dev/null || break; sleep 1; done
+          pack
+        done
+        wait "$EVAL"; pack
+        [ "$(left)" -gt 30 ] || break
+      done
+      unset KVERDICT_GPU_TRACE
+      tail -12 "$LOGS/rejudge.log" ;;
     cudal1|triton)
       # public datasets under both protocols, EVAL_CONCURRENT at once (default 12), EVAL_ONLY (cudal1) or TRITON_ONLY
       # (triton) limiting the problems; passes separated by ';' run one after another, each resuming the last (triton
