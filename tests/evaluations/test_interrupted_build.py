@@ -105,3 +105,20 @@ def test_a_build_killed_mid_way_is_built_again_by_the_rerun_within_its_deadline(
     assert "stale" in log and "built in" in log  # the dead build's lock was seen, and the extension built anew
     assert not lock.exists() or list(lock.parent.glob("*.so"))
 
+
+def test_a_build_past_its_deadline_ends_in_a_timeout_record_that_names_that_deadline(tmp_path, fixtures_dir):
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    source = (fixtures_dir / "problems" / "2_tiny_add.py").read_text(encoding="utf-8")
+    (cands / "2_tiny_add.py").write_text(  # a build (named so, it is prepared as one) that never ends
+        "import time\n# built with torch.utils.cpp_extension.load_inline\ntime.sleep(3600)\n"
+        + source.replace("class Model(", "class ModelNew("), encoding="utf-8")
+    out = tmp_path / "out"
+    start = time.monotonic()
+    done = subprocess.run(_args(fixtures_dir, cands, out, tmp_path / "build", "--timeout", "60", "--build-timeout", "4"),
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [r for r in map(schemas.load_record, out.rglob("*.json")) if isinstance(r, schemas.Record)]
+    assert [r.status for r in records] == ["timeout"]
+    assert "build deadline of 4 s (--build-timeout)" in (records[0].error or "")
+    assert time.monotonic() - start < 60  # its evaluation's own deadline was never waited for
