@@ -11,7 +11,8 @@ Supported inputs:
 - a JSON-lines bundle holding problems and candidates together (``_bundles``, :data:`~._bundles.KNOWN_BUNDLES`).
 
 A problem whose source is a KernelBench file (``_kernelbench_index``) gets that file's suite revision,
-level, id and name, unless a ``meta.json`` or ``--suite`` names it otherwise.
+level, id and name, unless a ``meta.json`` or ``--suite`` names it otherwise (another suite keeps the folder's
+own levels, ids and names).
 """
 
 from __future__ import annotations
@@ -95,7 +96,10 @@ def load_problem_folder(root: str | Path, *, suite: str | None = None) -> list[P
     """Problems from a folder of KernelBench-format files or a KernelBench checkout.
 
     A file that ``meta.json`` does not describe and whose text is a KernelBench file gets that file's suite
-    revision (``kernelbench-v0`` for a v0 checkout), unless ``suite`` or ``meta.json`` names the suite.
+    revision (``kernelbench-v0`` for a v0 checkout), unless ``suite`` or ``meta.json`` names the suite; where it
+    is of that revision's suite, it also gets that file's level, id and name from the index, whatever the folder's
+    layout and the file's name (``L2_74_...py`` in a flat folder is level 2, id 74). Its ``file_name`` stays the
+    file's own, so its candidates are named after the file.
     """
     root = Path(root)
     if not root.is_dir():
@@ -112,6 +116,8 @@ def load_problem_folder(root: str | Path, *, suite: str | None = None) -> list[P
         entry = meta.get("problems", {}).get(file.name, {})
         known = identify(source) if not entry else None
         prefix = _ID_PREFIX.match(file.name)
+        if known is not None and named_suite in (None, known.suite):  # its place in the index, whatever its name
+            entry = {"level": known.level, "id": known.id, "name": known.name}
         problems.append(Problem(
             suite=known.suite if known and not named_suite else suite_name,
             level=int(entry.get("level", folder_level or 1)),

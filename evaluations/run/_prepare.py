@@ -103,7 +103,12 @@ class Preparing(RunnerBase):
         result = self._isolated(target, job, f"build-{c.sha256[:16]}",
                                 self.config.build_timeout_s, "build", spare=False)  # parallel: cold workers
         if not result.ok and not (result.failure and result.failure.kind == "cancelled"):
-            self._build_errors[c.sha256] = failed_outcome(result, building=True)
+            outcome = failed_outcome(result, building=True)
+            if outcome.status == "timeout":  # say which deadline: the build's, not the evaluation's --timeout
+                outcome.error = error_text(f"its preparation (extension builds, import, construction and warm-up "
+                                           f"call) ran past the build deadline of {self.config.build_timeout_s:g} s "
+                                           f"(--build-timeout) and was killed", result.output_tail)
+            self._build_errors[c.sha256] = outcome
         elif result.ok and result.value.error is not None:
             self._build_errors[c.sha256] = CandidateOutcome(
                 status="compile_error", error=error_text(result.value.error, result.output_tail))

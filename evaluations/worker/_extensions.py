@@ -5,18 +5,26 @@ often with a generic name such as ``"fused_kernel"``. Inside a worker, :func:`in
 the extension name gets a hash of everything that defines the build appended and the build lands
 in its own folder of a shared build directory: two candidates with one name never load each
 other's binary, and the runner's parallel prepare stage leaves a warm cache for the timed run.
+
+torch guards a build folder with a bare file (``lock``, its ``FileBaton``) that only the process that made it
+removes, and any other process waits on it without end. A worker killed mid-build (a deadline, a run cut off)
+leaves it behind for good. So each build also holds a lock of the kernel's (``flock`` on ``NAME.lock`` beside the
+folder), released when its holder dies however it dies: whoever holds that lock and still finds torch's file
+knows its builder is dead, moves the half-built folder aside and builds anew.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import inspect
 import os
 import re
+import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +40,11 @@ BUILD_FAILED = "Error building extension"
 FAILED_MARK = "kverdict-build-failed.txt"
 """In an extension's folder: the message of its failed build, raised again at once by later processes of the
 candidate (they would run the same failing compiler for as long again; removing the build folder removes it)."""
+TORCH_LOCK = "lock"
+"""The file torch's build makes in an extension's folder while it builds (its ``FileBaton``)."""
+STALE_DIR = ".stale"
+"""Where the folders of builds cut off mid-way are moved before they are removed (a compiler orphaned by the
+killed build may still write into its folder; it never writes into the new one)."""
 
 
 def build_key(name: str, arguments: dict[str, Any]) -> str:
@@ -56,9 +69,54 @@ def _binaries(folder: Path) -> dict[str, int]:
     return {p.name: p.stat().st_mtime_ns for p in folder.glob("*.so")}
 
 
+def _say(message: str) -> None:
+    print(f"kverdict worker: {message}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """Hold the extension's own lock (``NAME.lock`` beside its folder) while it is built and loaded; wait for a
+    live holder (its worker's deadline bounds the wait), saying so first."""
+    path = folder.with_name(f"{folder.name}.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.pread(fd, 32, 0).decode("ascii", errors="replace").strip() or "unknown"
+            _say(f"extension {folder.name} is being built by process {owner}; waiting for that build")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def clear_stale_build(folder: Path) -> bool:
+    """With the extension's own lock held: where torch's lock is still in its folder, the build that made it is
+    dead (it held the lock this process now holds). Move the folder aside, remove it, and start an empty one, so
+    the build is redone from nothing; whether there was one to clear."""
+    if not (folder / TORCH_LOCK).exists():
+        return False
+    aside = folder.parent / STALE_DIR / f"{folder.name}-{os.getpid()}-{time.time_ns()}"
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.rename(aside)
+    except OSError:  # cannot move it: build in place, without the dead build's lock
+        (folder / TORCH_LOCK).unlink(missing_ok=True)
+    else:
+        shutil.rmtree(aside, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    _say(f"extension {folder.name}: a stale build lock was left by a build that was cut off; building it again")
+    return True
+
+
 def hashed_loader(original: Callable[..., Any], build_dir: Path, hash_files: bool) -> Callable[..., Any]:
     """Wrap ``load_inline`` (or ``load``, ``hash_files=True``) to build under a hashed name in ``build_dir``, with
-    the device let go meanwhile (``_gpulock.released``); a build that failed is not tried again (``FAILED_MARK``)."""
+    the device let go meanwhile (``_gpulock.released``) and the extension's own lock held (``_build_lock``); a
+    build cut off in a dead process is redone (``clear_stale_build``); a build that failed is not tried again
+    (``FAILED_MARK``)."""
     signature = inspect.signature(original)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -73,31 +131,39 @@ def hashed_loader(original: Callable[..., Any], build_dir: Path, hash_files: boo
         folder.mkdir(parents=True, exist_ok=True)
         arguments["name"] = unique
         arguments["build_directory"] = str(folder)
-        failed = folder / FAILED_MARK
-        if failed.is_file():  # the same build failed in an earlier process of this candidate: it would fail again
-            print(f"kverdict worker: extension {unique} failed to build in an earlier process; not built again",
-                  file=sys.stderr, flush=True)
-            raise RuntimeError(failed.read_text(encoding="utf-8", errors="replace"))
-        before = _binaries(folder)
         _gpulock.trace("pass", f"extension {unique} wanted")
-        start = time.perf_counter()
-        try:
-            with _gpulock.released():  # host work (a compiler, or loading a library): timings go on meanwhile
-                loaded = original(**arguments)
-        except RuntimeError as exc:
-            if str(exc).startswith(BUILD_FAILED):
-                with contextlib.suppress(OSError):
-                    failed.write_text(str(exc), encoding="utf-8")
-            raise
-        took = time.perf_counter() - start
-        how = "loaded from the build cache" if before and _binaries(folder) == before else "built"
-        _gpulock.trace("pass", f"extension {unique} {how.split()[0]} in {took:.1f} s")
-        print(f"kverdict worker: extension {unique} {how} in {took:.1f} s", file=sys.stderr, flush=True)
-        return loaded
+        # host work (waiting for another build, a compiler, loading a library): timings go on meanwhile
+        with _gpulock.released(), _build_lock(folder):
+            clear_stale_build(folder)
+            return _load(original, arguments, folder)
 
     wrapper.__wrapped__ = original  # type: ignore[attr-defined]
     wrapper.__doc__ = original.__doc__
     return wrapper
+
+
+def _load(original: Callable[..., Any], arguments: dict[str, Any], folder: Path) -> Any:
+    """Build (or load from the cache) one extension in its folder, with its lock held; a failure of the compiler or
+    the linker is marked for later processes (``FAILED_MARK``)."""
+    unique = folder.name
+    failed = folder / FAILED_MARK
+    if failed.is_file():  # the same build failed in an earlier process of this candidate: it would fail again
+        _say(f"extension {unique} failed to build in an earlier process; not built again")
+        raise RuntimeError(failed.read_text(encoding="utf-8", errors="replace"))
+    before = _binaries(folder)
+    start = time.perf_counter()
+    try:
+        loaded = original(**arguments)
+    except RuntimeError as exc:
+        if str(exc).startswith(BUILD_FAILED):
+            with contextlib.suppress(OSError):
+                failed.write_text(str(exc), encoding="utf-8")
+        raise
+    took = time.perf_counter() - start
+    how = "loaded from the build cache" if before and _binaries(folder) == before else "built"
+    _gpulock.trace("pass", f"extension {unique} {how.split()[0]} in {took:.1f} s")
+    _say(f"extension {unique} {how} in {took:.1f} s")
+    return loaded
 
 
 def install(build_dir: str | os.PathLike[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from evaluations.run import hashed_loader, kernel_language, needs_build
@@ -86,3 +87,66 @@ def test_kernel_language():
     assert kernel_language(triton + "\n" + cuda) == "mixed"
     assert kernel_language("import torch\nclass ModelNew: pass") == "pytorch"
     assert needs_build(cpp) and not needs_build(triton)
+
+
+def _torch_like_build(calls: list[str], release=None):
+    """A build that makes and removes torch's lock file in its folder, as ``load_inline`` does (waiting on
+    ``release`` meanwhile, where given); it fails where it finds the lock already there, where torch would wait."""
+    import os
+
+    def build(name, cpp_sources, build_directory=None, verbose=False):
+        lock = Path(build_directory) / "lock"
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL)  # FileExistsError where torch's baton would wait for ever
+        calls.append(name)
+        try:
+            if release is not None:
+                assert release.wait(30)
+            (Path(build_directory) / f"{name}.so").write_bytes(b"\0")
+        finally:
+            os.close(fd)
+            lock.unlink()
+        return name
+
+    return build
+
+
+def test_a_build_cut_off_in_a_dead_process_is_built_again_from_an_empty_folder(tmp_path, capsys):
+    calls: list[str] = []
+    load = hashed_loader(_torch_like_build(calls), tmp_path, hash_files=False)
+    name = load("k", "int a;")
+    folder = tmp_path / name
+    (folder / f"{name}.so").unlink()
+    (folder / "lock").write_bytes(b"")  # what a worker killed mid-build leaves: torch's lock and half its objects
+    (folder / "k.o").write_bytes(b"truncated")
+    assert load("k", "int a;") == name
+    assert calls == [name, name] and not (folder / "lock").exists() and not (folder / "k.o").exists()
+    assert (folder / f"{name}.so").exists()
+    assert not list((tmp_path / ".stale").iterdir())  # the dead build's folder was moved aside and removed
+    err = capsys.readouterr().err
+    assert "stale build lock" in err and " built in " in err.split("stale build lock")[1]
+
+
+def test_a_live_build_is_waited_for_and_its_lock_left_alone(tmp_path, capsys):
+    import threading
+
+    calls: list[str] = []
+    release = threading.Event()
+    first = hashed_loader(_torch_like_build(calls, release), tmp_path, hash_files=False)
+    second = hashed_loader(_torch_like_build(calls), tmp_path, hash_files=False)  # as another process wraps it
+    results: list[str] = []
+    building = threading.Thread(target=lambda: results.append(first("k", "int a;")))
+    building.start()
+    while not calls:
+        time.sleep(0.01)
+    waiting = threading.Thread(target=lambda: results.append(second("k", "int a;")))
+    waiting.start()
+    deadline = time.monotonic() + 10
+    while "waiting for that build" not in (said := capsys.readouterr().err) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "waiting for that build" in said
+    assert (tmp_path / calls[0] / "lock").exists() and waiting.is_alive()  # not taken for a dead build's
+    release.set()
+    building.join(30)
+    waiting.join(30)
+    assert results == [calls[0], calls[0]] and calls == [calls[0], calls[0]]
+    assert "stale" not in capsys.readouterr().err

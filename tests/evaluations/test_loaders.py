@@ -260,3 +260,32 @@ def test_folder_candidates_need_problems_and_model(fixtures_dir):
         load_inputs(None, fixtures_dir / "candidates", model="m")
     with pytest.raises(LoadError, match="--model is required"):
         load_inputs(fixtures_dir / "problems", fixtures_dir / "candidates", model=None)
+
+
+def test_kernelbench_files_under_other_names_take_level_id_and_name_from_the_index(datasets_dir, tmp_path):
+    v0 = datasets_dir / "kernelbench" / "v0" / "KernelBench"
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    sources = {"L2_74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max.py":
+               v0 / "level2" / "74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max.py",
+               "L1_19_ReLU.py": v0 / "level1" / "19_ReLU.py",
+               "L3_1_MLP.py": v0 / "level3" / "1_MLP.py"}
+    for name, source in sources.items():
+        shutil.copy(source, flat / name)
+    (flat / "L1_900_mine.py").write_text(PROBLEM)  # in no index: the folder's own placing
+    problems = {p.file_name: p for p in load_problem_folder(flat)}
+    placed = {name: (p.suite, p.level, p.id, p.name) for name, p in problems.items()}
+    assert placed == {
+        "L2_74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max.py":
+            ("kernelbench-v0", 2, 74, "74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max"),
+        "L1_19_ReLU.py": ("kernelbench-v0", 1, 19, "19_ReLU"),
+        "L3_1_MLP.py": ("kernelbench-v0", 3, 1, "1_MLP"),
+        "L1_900_mine.py": ("flat", 1, 2, "L1_900_mine"),  # the second file of the folder
+    }
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    (cands / "L2_74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max__a.py").write_text("class ModelNew: pass\n")
+    found = load_candidate_folder(cands, list(problems.values()), model="m")
+    assert [c.problem_key for c in found] == ["kernelbench-v0/2/74"]
+    mine = {p.file_name: (p.suite, p.level, p.id) for p in load_problem_folder(flat, suite="mine")}
+    assert mine["L2_74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max.py"] == ("mine", 1, 3)  # the third file: another suite keeps the folder's placing
