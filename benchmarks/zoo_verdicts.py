@@ -14,10 +14,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import schemas
-from evaluations.zoo import load_manifest
-
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the repository's packages first
+
+import schemas  # noqa: E402
+from evaluations.zoo import load_manifest  # noqa: E402
+
 SETS = ("exploit-zoo", "honest-kernels")
 
 
@@ -34,7 +37,7 @@ def zoo_records(hw_dir: Path) -> dict[str, schemas.Record]:
 
 def mismatches(hw_dir: Path, out=sys.stdout) -> int:
     """Print every entry's verdict against the manifest's; return how many differ or are missing."""
-    version = schemas.pinned("verified").version
+    version = schemas.protocol_info("verified").version
     records = zoo_records(hw_dir)
     bad = 0
     print(f"{hw_dir.relative_to(ROOT) if hw_dir.is_relative_to(ROOT) else hw_dir}: verified {version}", file=out)
