@@ -43,7 +43,8 @@ case "$cmd" in
     tar cf - --exclude=./.whl --exclude=./.git . | tar xf - -C "$KV_HOME"
     cd "$KV_HOME" || exit 2
     # setsid: the run is not ended with the call that started it; it writes its own pid before it becomes the script
-    OUT="$RUN_OUT" BUDGET_S="${DETACHED_BUDGET_S:-1650}" KVERDICT_GPU_LOCK="$KV_HOME-lock/gpu.lock" STOP_FILE="$KV_HOME.stop" \
+    # the copy has no .git: KVERDICT_CHECKOUT names its root, so records carry repository paths (evaluations/zoo/...)
+    KVERDICT_CHECKOUT="$KV_HOME" OUT="$RUN_OUT" BUDGET_S="${DETACHED_BUDGET_S:-1650}" KVERDICT_GPU_LOCK="$KV_HOME-lock/gpu.lock" STOP_FILE="$KV_HOME.stop" \
       setsid bash -c 'echo $$ > "$0.pid"; exec bash benchmarks/run_h200.sh "$@"' "$KV_HOME" "$@" \
       > "$RUN_OUT/run.log" 2>&1 < /dev/null &
     sleep 2; running && echo "started run_h200.sh $* (pid $(cat "$KV_HOME.pid")) in $KV_HOME" || { cat "$RUN_OUT/run.log"; exit 1; } ;;

@@ -18,6 +18,7 @@ own levels, ids and names).
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -56,10 +57,15 @@ class Loaded:
 
 
 def repo_relpath(path: Path, fallback_root: Path) -> str:
-    """Path relative to the enclosing git checkout, else relative to ``fallback_root``."""
+    """Path relative to the enclosing git checkout, else relative to ``fallback_root``.
+
+    A copy of a checkout without its ``.git`` (a detached device run's) names its root in ``KVERDICT_CHECKOUT``, so
+    its records carry the same repository paths as the checkout's.
+    """
     path = path.resolve()
+    checkout = os.environ.get("KVERDICT_CHECKOUT")
     for parent in path.parents:
-        if (parent / ".git").exists():
+        if (parent / ".git").exists() or (checkout and parent == Path(checkout).resolve()):
             return path.relative_to(parent).as_posix()
     try:
         return path.relative_to(fallback_root.resolve()).as_posix()

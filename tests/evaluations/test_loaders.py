@@ -289,3 +289,16 @@ def test_kernelbench_files_under_other_names_take_level_id_and_name_from_the_ind
     assert [c.problem_key for c in found] == ["kernelbench-v0/2/74"]
     mine = {p.file_name: (p.suite, p.level, p.id) for p in load_problem_folder(flat, suite="mine")}
     assert mine["L2_74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max.py"] == ("mine", 1, 3)  # the third file: another suite keeps the folder's placing
+
+
+def test_a_checkout_copied_without_git_names_its_root_for_repository_paths(tmp_path, monkeypatch):
+    """A detached device run works in a copy of the checkout without .git: KVERDICT_CHECKOUT keeps the paths."""
+    problems = load_problem_folder(_checkout(tmp_path))
+    cands = tmp_path / "copy" / "evaluations" / "zoo" / "exploits"
+    cands.mkdir(parents=True)
+    (cands / "19_ReLU.py").write_text("class ModelNew: pass\n")
+    monkeypatch.delenv("KVERDICT_CHECKOUT", raising=False)
+    assert [c.origin.path for c in load_candidate_folder(cands, problems, model="m")] == ["exploits/19_ReLU.py"]
+    monkeypatch.setenv("KVERDICT_CHECKOUT", str(tmp_path / "copy"))
+    assert [c.origin.path for c in load_candidate_folder(cands, problems, model="m")] == \
+        ["evaluations/zoo/exploits/19_ReLU.py"]
