@@ -176,3 +176,43 @@ def test_inputs_left_uninitialised_are_found_not_reproducible_on_the_device():
     first = signature(draw(uninitialised, DISTRIBUTIONS[0], 7, cuda))
     with pytest.raises(NotReproducible, match="not a function of its seed on cuda"):
         check_reproducible(uninitialised, 7, cuda, first)
+
+
+_LEGACY_SRC = r"""
+#include <torch/extension.h>
+__global__ void add_one(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] + 1.0f;
+}
+torch::Tensor add_one_legacy(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    int n = x.numel();
+    add_one<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+"""
+
+
+def test_a_kernel_on_the_legacy_default_stream_is_timed_eagerly_and_plain_torch_as_graphs(tmp_path):
+    """A ``<<<grid, block>>>`` kernel with no stream is not in a graph captured on another stream: eager calls on
+    the default stream are timed, with the evidence (``graph_unsafe``), and their outputs are right. A plain
+    PyTorch call of the same size keeps its graph: its outputs are not compared right after capture, when a capture
+    has not run them yet."""
+    from torch.utils.cpp_extension import load_inline
+
+    from evaluations.timing import TimingPlan, time_calls
+
+    ext = load_inline(name="kv_test_legacy_add_one", cpp_sources="torch::Tensor add_one_legacy(torch::Tensor x);",
+                      cuda_sources=_LEGACY_SRC, functions=["add_one_legacy"], build_directory=str(tmp_path))
+    sets = [[torch.randn(4096, device="cuda")] for _ in range(16)]
+    plan = TimingPlan(warmup_s=0.05, min_calls=60, time_cap_s=2.0, min_time_s=0.1, graph_short=True)
+    with torch.no_grad():
+        plain = time_calls(lambda k: sets[k][0] + 1, sets, torch.device("cuda"), plan)
+        assert plain.stats.method == "cuda_graph" and plain.graph_unsafe is None, plain.stats.note
+        legacy = time_calls(lambda k: ext.add_one_legacy(sets[k][0]), sets, torch.device("cuda"), plan)
+    note = legacy.stats.note or ""
+    assert legacy.stats.method == "cuda_events", note
+    # captured without the kernel (the evidence kept, label legacy-stream), or a capture that failed outright
+    assert (legacy.graph_unsafe and "missed the call's work" in note) or "capture as a CUDA graph failed" in note, note
+    for k, out in legacy.last_outputs.items():
+        torch.testing.assert_close(out, sets[k][0] + 1)

@@ -373,9 +373,12 @@ class _StandInGraph:
         self.replay = replay
 
 
-def _capture_case(holds_work: bool, stale_while_captured: bool) -> str | None:
-    """``work_outside_capture`` on two input sets whose 'graph' outputs are static tensors, as a real
-    capture leaves them; ``_synchronize`` is a no-op on the CPU."""
+def _capture_case(after_capture: str, replay_does: str) -> str | None:
+    """``work_outside_capture`` on two input sets whose 'graph' outputs are static tensors, as a real capture
+    leaves them: ``after_capture`` ``unset`` (a capture records work without running it) or ``computed`` (a kernel
+    on the legacy default stream ran during capture, on the values of then); a replay does the call's work
+    (``work``), nothing (a pure ``<<<>>>`` kernel: nothing was captured) or zeroes the outputs (a captured
+    ``torch::zeros`` around an uncaptured kernel). ``_synchronize`` is a no-op on the CPU."""
     from evaluations.timing import graphs
 
     sets = [[torch.arange(6, dtype=torch.float32) + 10 * k] for k in range(2)]
@@ -383,31 +386,35 @@ def _capture_case(holds_work: bool, stale_while_captured: bool) -> str | None:
     def call(k: int) -> torch.Tensor:
         return sets[k][0] * 2 + 1
 
-    outs = {k: torch.zeros(6) if stale_while_captured else call(k) for k in range(2)}
+    outs = {k: torch.full((6,), float("nan")) if after_capture == "unset" else call(k) for k in range(2)}
 
     def replay() -> None:
-        if holds_work:
-            for k, out in outs.items():
+        for k, out in outs.items():
+            if replay_does == "work":
                 out.copy_(call(k))
+            elif replay_does == "zeros":
+                out.zero_()
 
     return graphs.work_outside_capture(_StandInGraph(replay), outs, call, sets)  # type: ignore[arg-type]
 
 
-def test_a_graph_is_used_only_where_it_does_the_call_s_work_as_an_eager_call_does(monkeypatch):
-    """A kernel on the legacy default stream runs outside the capture: its graph's outputs are right once and then
-    stay (a pure ``<<<>>>`` kernel), or they are wrong already during capture (beside captured torch ops, which
-    have not run yet when it reads their buffers). Neither graph is timed: eager calls on the default stream are,
-    and their re-check finds a stale answer where there is one (verified 1.3; 1.2 kept the second graph and called
-    its replays' stale outputs a hack)."""
+def test_a_graph_is_used_only_where_its_replays_do_the_call_s_work_as_an_eager_call_does(monkeypatch):
+    """An honest capture leaves its outputs unwritten until a replay fills them: its graph is used (verified 1.3
+    compared the outputs right after capture too, and refused the graphs of plain PyTorch baselines). A kernel on
+    the legacy default stream runs outside the capture: its outputs are right once and then stay (a pure ``<<<>>>``
+    kernel), or a replay runs only the captured torch ops around it. Neither graph is timed: eager calls on the
+    default stream are, and their re-check finds a stale answer where there is one (1.2 kept the graph whose
+    outputs were wrong right after capture without replaying it, and called its replays' stale outputs a hack)."""
     from evaluations.timing import graphs
 
     monkeypatch.setattr(graphs, "_synchronize", lambda: None)
-    assert _capture_case(holds_work=True, stale_while_captured=False) is None  # an honest capture: graph used
-    evidence = _capture_case(holds_work=False, stale_while_captured=False)  # a pure legacy-stream kernel: eager
-    assert evidence is not None and "a replay on new values of input set 0" in evidence
-    assert "differs from an eager call's" in evidence
-    evidence = _capture_case(holds_work=False, stale_while_captured=True)  # wrong while captured: eager too
-    assert evidence is not None and "the outputs of its capture on input set 0" in evidence
+    assert _capture_case("unset", "work") is None  # an honest capture: graph used
+    assert _capture_case("computed", "work") is None  # right after capture and at every replay: graph used
+    for after_capture, replay_does in (("computed", "nothing"), ("computed", "zeros"), ("unset", "zeros"),
+                                       ("unset", "nothing")):
+        evidence = _capture_case(after_capture, replay_does)
+        assert evidence is not None and "a replay on new values of input set 0" in evidence, (after_capture, replay_does)
+        assert "differs from an eager call's" in evidence
 
 
 def test_graph_outputs_are_compared_within_float_noise_by_shape_and_exactly_for_integers():
