@@ -464,3 +464,23 @@ def test_the_output_kept_for_each_timing_set_counts_toward_their_number():
     assert set_count(inputs, settings) == 16
     assert set_count(inputs, settings, output_bytes=32768 * 32768 * 4) == 2
     assert set_count(inputs, settings, output_bytes=4096 * 4) == 16
+
+
+def test_a_call_that_draws_random_numbers_is_told_from_one_that_re_seeds_the_generator():
+    """Drawing moves the generator on (label draws-random, not a finding); a new seed, or the state put back at
+    the start of the seed in use, makes the next draws predictable (global-state)."""
+    from evaluations.protocols import verified as ig
+
+    torch.manual_seed(1234)
+    torch.rand(3)
+    before = ig.rng_snapshot()
+    assert ig.reseeded(before) is None  # nothing happened
+    torch.randn(100)
+    assert ig.reseeded(before) is None and ig.rng_state() != before[1]  # a draw
+    before = ig.rng_snapshot()
+    torch.manual_seed(42)
+    assert "its seed changed" in (ig.reseeded(before) or "")
+    torch.rand(5)
+    before = ig.rng_snapshot()
+    torch.manual_seed(torch.initial_seed())
+    assert "put back at the start of its seed" in (ig.reseeded(before) or "")

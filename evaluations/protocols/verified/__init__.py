@@ -59,7 +59,8 @@ _PARTS: dict[str, tuple[str, ...]] = {
                        "fresh_seeds", "refresh_in_place", "signature"),
     "_integrity": (
         "changed_state", "constant_output", "flags_set", "mutated_inputs", "new_threads", "output_type",
-        "outputs_of", "python_threads", "replaced_functions", "snapshot_flags", "snapshot_functions",
+        "outputs_of", "python_threads", "replaced_functions", "reseeded", "rng_snapshot", "rng_state", "snapshot_flags",
+        "snapshot_functions",
         "snapshot_state", "storage_overlap",
     ),
     "_memory": ("prefill_allocator",),

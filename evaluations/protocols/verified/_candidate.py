@@ -80,6 +80,8 @@ class Context:
     """Why the candidate is ``structure-specific`` (wrong only on the timing's rolled inputs), if it is."""
     granted: GrantedState = field(default_factory=lambda: GrantedState(()))
     """Global settings the candidate may change (those the baselines run with): kept for its calls alone."""
+    draws_random: bool = False
+    """Whether a call moved torch's random generators on without re-seeding them (label ``draws-random``)."""
 
     def call(self, *inputs: Any) -> Any:
         """One call of the candidate, with the granted settings it chose in effect for it alone."""
@@ -100,12 +102,13 @@ def _call_checked(ctx: Context, inputs: list[Any]) -> tuple[list[Any], int]:
     """Call the candidate once, watching global state, RNG, inputs and the output's storage: its outputs, and how
     many of their elements hold the allocator's poison (memory it never wrote)."""
     copies = _clone(inputs)
-    state, rng = ig.snapshot_state(), ig.rng_state()
+    state, rng = ig.snapshot_state(), ig.rng_snapshot()
     outs = _tensors(ig.outputs_of(ctx.call(*inputs)))
     _sync(ctx.device)
     ctx.log.check("global-state", ig.changed_state(state))
-    if ig.rng_state() != rng:
-        ctx.log.check("global-state", "torch random generator state changed during a call")
+    reseeded = ig.reseeded(rng)
+    ctx.log.check("global-state", reseeded)
+    ctx.draws_random = ctx.draws_random or (reseeded is None and ig.rng_state() != rng[1])
     ctx.log.check("output-type", ig.output_type(outs, ctx.device))
     ctx.log.check("output-aliasing", ig.storage_overlap(outs, inputs))
     ctx.log.check("input-mutation", ig.mutated_inputs(inputs, copies))
@@ -317,6 +320,8 @@ def run_candidate(job: Job) -> CandidateOutcome:
 
 STRUCTURE_LABEL = "structure-specific"
 """Label of a candidate right on every fresh draw but wrong on the timing's rolled inputs (``_timed_output_wrong``)."""
+DRAWS_RANDOM_LABEL = "draws-random"
+"""Label of a candidate whose calls draw from torch's random generators (not a finding: a re-seeding is)."""
 LEGACY_STREAM_LABEL = "legacy-stream"
 """Label of a candidate whose work a CUDA graph captured on another stream does not hold (a kernel launched with
 ``<<<grid, block>>>`` on the legacy default stream): timed and re-checked as eager calls on the default stream."""
@@ -327,7 +332,8 @@ def _labels(ctx: Context, scanned: list[str], flags: tuple[tuple[str, bool], ...
     flag_labels = [f"sets:{AlgorithmFlag(name=name, value=value).token}" for name, value in flags]  # type: ignore[arg-type]
     shape = [SHAPE_LABEL] if shapes is not None and shapes.passed is False else []
     legacy = [LEGACY_STREAM_LABEL] if run is not None and run.graph_unsafe else []
-    return [*scanned, *flag_labels, *ctx.granted.labels, *shape, *legacy, *([STRUCTURE_LABEL] if ctx.structure else [])]
+    return [*scanned, *flag_labels, *ctx.granted.labels, *shape, *legacy, *([STRUCTURE_LABEL] if ctx.structure else []),
+            *([DRAWS_RANDOM_LABEL] if ctx.draws_random else [])]
 
 
 def _start(job: Job, settings: Settings, device: torch.device) -> tuple[Context, Any, dict[str, Any]]:
