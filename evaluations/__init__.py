@@ -18,7 +18,7 @@ from ._loaders import (
     load_problem_folder,
     load_problems,
 )
-from ._types import Candidate, Claim, Job, Origin, Overrides, Problem, ProblemMeta, sha256_text
+from .core import Candidate, Claim, Job, Origin, Overrides, Problem, ProblemMeta, sha256_text
 
 __all__ = [
     "Candidate", "Claim", "HARNESS_FALLBACK_VERSION", "INDEX_PATH", "Job", "KNOWN_BUNDLES", "LoadError", "Loaded",

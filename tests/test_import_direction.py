@@ -28,7 +28,7 @@ may import those before it and ``schemas``."""
 KNOWN: dict[tuple[str, str], str] = {
 }
 """(importing module, imported module) -> why it stays, for each import that breaks the rules today."""
-CEILING = {"private": 119, "back-arrow": 26, "circles": 3}
+CEILING = {"private": 48, "back-arrow": 1, "circles": 1}
 """While the floor is laid: the most imports of another stage's private module, back-arrows (module pairs) and
 circles of stages there may be; each step of the move lowers them."""
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from schemas._audit import AuditFinding, AuditReport, ProblemAudit
 
-from .._types import Problem
+from ..core import Problem
 from ._findings import findings_for
 from ._probe import Probe, probe_problem
 

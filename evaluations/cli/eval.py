@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
 
 def _overrides(args: argparse.Namespace, protocols: tuple[str, ...]) -> Any:
     """The counts given on the command line, typed (each protocol applies every one), or a one-line error."""
-    from .._types import Overrides
+    from ..core import Overrides
     from ..run import trials_limit
 
     try:

@@ -7,6 +7,7 @@ This face also holds the parts of a run: isolated and confined workers, extensio
 log and reproduction of a record.
 """
 
+from ..core import Judgement, JudgeRequest, Ruling
 from ..worker._confine import worker_environment
 from ..worker._extensions import hashed_loader, kernel_language, needs_build
 from ..worker._isolation import IsolatedResult, NoAnswer, SparePool, ask, run_isolated, start_spare
@@ -14,7 +15,7 @@ from ..worker._worker import candidate_scope, load_module, use_caches
 from ._admission import FOOTPRINT_FACTOR, Admission, budget_of
 from ._config import RunConfig, RunSummary, default_prewarm
 from ._failures import failed_outcome, out_of_memory
-from ._judge import LABEL_UNCONFIRMED, NOT_JUDGED, Judgement, JudgeRequest, OuterClock, Ruling, outer_calls, reconcile
+from ._judge import LABEL_UNCONFIRMED, NOT_JUDGED, OuterClock, outer_calls, reconcile
 from ._loop import progress_bar, run
 from ._paths import baseline_path, effective_info, finished_record, flag_tag, problem_ref, record_path, trials_limit
 from ._phases import PhaseLog, Span, union_s

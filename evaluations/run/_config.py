@@ -12,7 +12,7 @@ from typing import Any
 import schemas
 from schemas import BaselineRecord, Record
 
-from .._types import OVERRIDDEN, Overrides
+from ..core import OVERRIDDEN, Overrides
 from ._gpubusy import BusySampler
 from ._phases import PhaseLog
 
@@ -53,12 +53,12 @@ class RunConfig:
     """Keep one spare worker importing torch and the protocols ahead of the next isolated call (each worker
     still serves exactly one job). True/False force it; None: :func:`default_prewarm`'s choice."""
     concurrent: int = 1
-    """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``_gpulock``: every
+    """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``gpulock``: every
     timing holds the device alone; start-up, loading, correctness and integrity work overlap."""
     prepare_ahead: bool | None = None
     """Build the next chunk's extensions while this chunk is evaluated, and a chunk's extensions that are not built
     yet (the first chunk's) while its baselines are timed (``Runner.beside``). None: on CUDA with
-    several evaluations in flight, where workers share the device through ``_gpulock`` and builds let go of it."""
+    several evaluations in flight, where workers share the device through ``gpulock`` and builds let go of it."""
     in_turns: bool = False
     """Time every candidate of a protocol that takes turns (verified) in turns with fresh timings of its problem's
     baselines (``Runner.timed_in_turns``); otherwise only where that protocol asks for it (a host-bound eager

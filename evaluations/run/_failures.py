@@ -6,7 +6,7 @@ import re
 
 import schemas
 
-from ..protocols._outcomes import CandidateOutcome
+from ..core import CandidateOutcome
 from ..worker._isolation import IsolatedResult
 from . import _judge
 

@@ -11,8 +11,7 @@ from typing import Any
 
 from schemas import BaselineRecord
 
-from .._types import Job
-from ..protocols._outcomes import host_speed_bound
+from ..core import Job, host_speed_bound
 from ..worker._isolation import IsolatedResult
 from ._base import RunnerBase
 

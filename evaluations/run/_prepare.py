@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .._types import Candidate, Job, sha256_text
-from ..protocols._outcomes import CandidateOutcome
+from ..core import Candidate, CandidateOutcome, Job, sha256_text
 from ..worker import _extensions
 from ._base import RunnerBase
 from ._failures import error_text, failed_outcome

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 import schemas
 from schemas import BaselineRecord, BaselineTiming, Record
 
-from .._types import Candidate, Problem
-from ..protocols._outcomes import CandidateOutcome
+from ..core import Candidate, CandidateOutcome, Problem
 from ..worker import _extensions
 from ._failures import WRITE_REFUSED, refused_write
 from ._paths import problem_ref

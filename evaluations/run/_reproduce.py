@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 import schemas
 from schemas import Record
 
-from .._types import Candidate, Origin, Overrides, Problem, sha256_text
+from ..core import Candidate, Origin, Overrides, Problem, sha256_text
 
 DEFAULT_DATASET_ROOTS = (Path(".data/datasets"),)
 """Where local copies of public datasets are looked for when ``--dataset-root`` is not given."""

@@ -1,4 +1,4 @@
-"""Timing of the verified protocol: raw per-call samples, then pure statistics (``protocols.verified._stats``).
+"""Timing of the verified protocol: raw per-call samples, then pure statistics (``evaluations.core``).
 
 On a GPU every timed call gets inputs it has never seen (sets rotated and refreshed in place),
 an L2 flush, and a short device-side spin before its start event, so the host has enqueued the
@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from ..worker import _gpulock
+from ..core import gpulock
 from ._turns import Abandoned, Turns, create, mark_gone
 from .cuda import _time_cuda
 from .graphs import output_mismatch
@@ -62,6 +62,6 @@ def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.
     with torch.no_grad():
         if device.type == "cuda":
             # concurrent workers: nothing else runs on the GPU while this one times (in turns: during its turns)
-            with _gpulock.exclusive() if not plan.turns else contextlib.nullcontext():
+            with gpulock.exclusive() if not plan.turns else contextlib.nullcontext():
                 return _time_cuda(call, rot, plan, outputs, module)
         return _time_host(call, rot, plan, outputs)

@@ -6,7 +6,7 @@ import torch
 
 from schemas import TimingStats
 
-from ..._types import Problem
+from ...core import Problem
 from ._checklog import CheckLog
 
 SOL_MARGIN = 0.10
