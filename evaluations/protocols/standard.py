@@ -34,8 +34,7 @@ from ..core import (
     piecewise,
     summarize,
 )
-from ..worker._evidence import Exhibits, judge_outer, outer_batch, rule_trials
-from ..worker._worker import load_candidate, load_problem
+from ..worker import Exhibits, judge_outer, load_candidate, load_problem, outer_batch, rule_trials
 
 SEED = 42
 """Seed of model construction, of the timing inputs, and of the trial-seed generator."""

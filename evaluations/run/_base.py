@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import schemas
-from schemas import BaselineRecord, Environment, ProtocolInfo, Record
-from schemas._manifest import Manifest
+from schemas import BaselineRecord, Environment, Manifest, ProtocolInfo, Record
 
-from .._loaders import Loaded
+from .. import Loaded
 from ..core import AlgorithmFlags, Candidate, CandidateOutcome, Job, Problem, gpulock, pacing_of
-from ..worker._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_spare
+from ..worker import IsolatedResult, Spare, SparePool, run_isolated, start_spare
 from ._admission import Admission, budget_of, device_bytes
 from ._config import RunConfig, RunSummary, default_prewarm
 from ._paths import effective_info, existing_record, same_environment

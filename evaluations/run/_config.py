@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import Counter
@@ -114,3 +115,11 @@ class RunSummary:
         values = [r.speedup.vs_eager for r in self.records
                   if r.protocol.name == protocol and r.status == "correct" and r.speedup.vs_eager]
         return math.exp(math.fsum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def write_stats(path: Path, summary: Any) -> None:
+    """The run's phases and GPU samples as JSON, written atomically."""
+    data = {**summary.phases.as_json(), "gpu_samples": summary.gpu.samples if summary.gpu else [],
+            "gpu_unavailable": summary.gpu.unavailable if summary.gpu else "not a CUDA run",
+            "written": len(summary.written), "skipped": len(summary.skipped)}
+    schemas.write_text(path, json.dumps(data, indent=1))

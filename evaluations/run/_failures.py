@@ -7,7 +7,7 @@ import re
 import schemas
 
 from ..core import CandidateOutcome
-from ..worker._isolation import IsolatedResult
+from ..worker import IsolatedResult
 from . import _judge
 
 MAX_ERROR_CHARS = 4000

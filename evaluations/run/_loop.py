@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 from schemas import Environment, Record
 
-from .._loaders import Loaded
+from .. import Loaded
 from ..core import Candidate, Job, gpulock
-from ..worker import _confine
+from ..worker import confined
 from ._config import RunConfig, RunSummary
 from ._gpubusy import BusySampler
 from ._runner import Runner
@@ -37,7 +37,7 @@ def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary
     """Evaluate every candidate under every protocol of ``config``; returns what was done (``summary``, when
     given, is filled as the run goes, so an interrupted run's caller still has it). The run's workers are
     confined (``_confine``): allowlisted environment, no survivor, a signal from a candidate fails only it."""
-    with _confine.confined():
+    with confined():
         return _run(loaded, config, env, summary)
 
 

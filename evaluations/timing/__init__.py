@@ -35,7 +35,7 @@ from typing import Any
 import torch
 
 from ..core import gpulock
-from ._turns import Abandoned, Turns, create, mark_gone
+from ._turns import Abandoned, Turns, create, mark_gone, round_core
 from .cuda import _time_cuda
 from .graphs import output_mismatch
 from .host import _time_host
@@ -45,7 +45,7 @@ from .probe import calls_per_sample, clock_median, host_loop_ms
 
 __all__ = [
     "PLACEMENTS", "Abandoned", "TimingPlan", "TimingRun", "Turns", "calls_per_sample", "clock_median", "create",
-    "host_loop_ms", "mark_gone", "output_mismatch", "time_calls",
+    "host_loop_ms", "mark_gone", "output_mismatch", "round_core", "time_calls",
 ]
 
 

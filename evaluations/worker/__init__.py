@@ -17,17 +17,24 @@ from __future__ import annotations
 from ..core import gpulock, lazy_face
 
 _PART_OF = {
-    "BESIDE_NICE": "_worker",
-    "confine_writes": "_worker",
-    "confined": "_confine",
+    **dict.fromkeys(("BESIDE_NICE", "CandidateLoadError", "ProblemModule", "candidate_scope", "confine_writes",
+                     "describe", "load_candidate", "load_module", "load_problem", "unconfined_reason", "use_caches"),
+                    "_worker"),
+    **dict.fromkeys(("confined", "finished", "started", "watching", "worker_environment"), "_confine"),
     "in_every_thread": "_child",
+    **dict.fromkeys(("IsolatedResult", "NoAnswer", "Spare", "SparePool", "ask", "run_isolated", "start_spare"),
+                    "_isolation"),
+    **dict.fromkeys(("hashed_loader", "kernel_language", "needs_build"), "_extensions"),
     **dict.fromkeys(("restrict_writes", "scopes_signals", "unavailable"), "_landlock"),
-    **dict.fromkeys(("Exhibits", "judge_outer", "outer_inputs", "outer_seeds", "rule_trials"), "_evidence"),
+    **dict.fromkeys(("Exhibits", "judge_outer", "outer_batch", "outer_inputs", "outer_seeds", "rule_trials"),
+                    "_evidence"),
     **dict.fromkeys(("fingerprint", "forget_weights", "memory_order"), "_fingerprint"),
 }
 """Name -> the module of this package that holds it."""
+_MODULES = {"landlock": "_landlock"}
+"""Name -> the module of this package given whole."""
 GPU_LOCK_ENV = gpulock.GPU_LOCK_ENV
 
-__all__ = sorted({*_PART_OF, "GPU_LOCK_ENV", "gpulock"})
+__all__ = sorted({*_PART_OF, *_MODULES, "GPU_LOCK_ENV", "gpulock"})
 
-__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals())
+__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals(), _MODULES)

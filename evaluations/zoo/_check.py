@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ..core import CandidateOutcome, Overrides, gpulock
-from ..worker._worker import CandidateLoadError, describe
+from ..worker import CandidateLoadError, describe
 from ._manifest import ZooEntry, zoo_job
 
 

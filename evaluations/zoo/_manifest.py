@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._loaders import load_problem_folder, repo_relpath
+from .. import load_problem_folder, repo_relpath
 from ..core import Candidate, Job, Origin, Overrides
 
 ZOO_DIR = Path(__file__).parent

@@ -33,8 +33,7 @@ from ...core import (
     to_device,
 )
 from ...timing import TimingRun, time_calls
-from ...worker._evidence import Exhibits, outer_batch
-from ...worker._worker import ProblemModule, load_candidate, load_problem
+from ...worker import Exhibits, ProblemModule, load_candidate, load_problem, outer_batch
 from . import VERSION, _provenance
 from . import _integrity as ig
 from ._checklog import CheckLog

@@ -10,8 +10,7 @@ import torch
 from schemas import CorrectnessCheck, pinned
 
 from ...core import DISTRIBUTIONS, Judgement, JudgeRequest, Piecewise, draw, gpulock, piecewise, to_device
-from ...worker._evidence import judge_outer, rule_trials
-from ...worker._worker import load_problem
+from ...worker import judge_outer, load_problem, rule_trials
 from ._candidate import verdict_of
 from ._precision import Tolerance, tolerance_for
 from ._reference import References

@@ -22,7 +22,7 @@ from ...core import (
     tensor_bytes,
 )
 from ...timing import time_calls
-from ...worker._worker import ProblemModule, load_candidate, load_problem
+from ...worker import ProblemModule, load_candidate, load_problem
 from . import BASELINE_KINDS, SPEEDUP_BASELINE, _candidate, _judging
 from ._reference import float32_mode
 from ._setup import (

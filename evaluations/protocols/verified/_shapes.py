@@ -22,7 +22,7 @@ import torch
 from schemas import ShapeCheck
 
 from ...core import DISTRIBUTIONS, Job, draw, gpulock, outputs_of, to_device
-from ...worker._worker import describe, load_problem
+from ...worker import describe, load_problem
 from ._precision import Tolerance, judge_precision
 from ._reference import References
 from ._setup import build_reference, seed_all
