@@ -38,11 +38,10 @@ from typing import Any
 
 import torch
 
-from evaluations.protocols._outcomes import host_speed_bound, pacing_of
+from evaluations.core import gpulock, host_speed_bound, pacing_of
 from evaluations.protocols.standard import SEED, set_seed
 from evaluations.protocols.verified import Settings, timing_sets, to_device
 from evaluations.timing import TimingPlan, TimingRun, _turns, time_calls
-from evaluations.worker import _gpulock
 from evaluations.worker._worker import load_module
 from schemas import speedup_between
 
@@ -103,7 +102,7 @@ def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets:
     LAST_SPEEDUP.clear()
     first = verified_run(reference, sets, plan)
     if source is not None and host_speed_bound(first.stats):
-        with _gpulock.released():  # each side holds the device as a worker of its own (_turn_worker)
+        with gpulock.released():  # each side holds the device as a worker of its own (_turn_worker)
             ref, cop = in_turns(source, dataclasses.replace(paced_by(first, plan), turn_cpu=_turns.round_core()))
         LAST_CLOCKS_MHZ.update(ref=ref.sm_clock_mhz, copy=cop.sm_clock_mhz)
         LAST_METHODS.update(ref=f"{ref.method} in turns", copy=f"{cop.method} in turns")
@@ -125,7 +124,7 @@ def _turn_worker(source: str, copy: bool, plan: TimingPlan, conn: Any, cpus: set
         if cpus is not None:
             os.sched_setaffinity(0, cpus)
         torch.backends.cuda.matmul.allow_tf32 = False  # as self_speedup.run sets it
-        with _gpulock.shared("turns"), torch.no_grad():  # a no-op unless KVERDICT_GPU_LOCK is set
+        with gpulock.shared("turns"), torch.no_grad():  # a no-op unless KVERDICT_GPU_LOCK is set
             module, model = build_model(source, "turns", Path(tempfile.mkdtemp(prefix="kv-turns-")), copy)
             run = verified_run(model, input_sets(module.get_inputs, torch.device("cuda")), plan)
         conn.send(("ok", run.stats, run.samples_ms, run.batches))

@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from evaluations.protocols._outcomes import host_speed_bound  # noqa: E402
+from evaluations.core import host_speed_bound  # noqa: E402
 from evaluations.timing import TimingPlan  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

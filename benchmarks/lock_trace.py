@@ -1,6 +1,6 @@
 """Which steps of a concurrent GPU run keep its timings waiting: a reading of the workers' lock traces.
 
-Run an evaluation with ``KVERDICT_GPU_TRACE=<folder>`` (``evaluations.worker._gpulock``): each worker appends every
+Run an evaluation with ``KVERDICT_GPU_TRACE=<folder>`` (``evaluations.core.gpulock``): each worker appends every
 step of its use of the shared GPU lock to ``<folder>/trace-<pid>.txt``. This script reads them back and prints
 
 * the timing lane: the share of the traced span in which one worker timed alone, in which a timing waited

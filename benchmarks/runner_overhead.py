@@ -157,7 +157,7 @@ class Report:
 
 def _loaded(folder: Path) -> Any:
     from evaluations._loaders import Loaded
-    from evaluations._types import Candidate, Origin, Problem
+    from evaluations.core import Candidate, Origin, Problem
 
     problem = Problem(suite="overhead", level=1, id=1, name="tiny_relu", source=PROBLEM,
                       origin=Origin(path="benchmarks/runner_overhead.py"), file_name="1_tiny_relu.py")
@@ -219,7 +219,7 @@ def _process_name(tag: str) -> str:
 
 def _worker_view(protocol: str, device: str, work: Path) -> dict[str, dict[str, float]]:
     """Run the candidate job and each baseline job once more in a worker with its phases stamped."""
-    from evaluations._types import Job
+    from evaluations.core import Job
     from evaluations.protocols import get_protocol
     from evaluations.worker._isolation import run_isolated
 

@@ -29,10 +29,14 @@ from typing import Any, NamedTuple
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from evaluations.protocols._outcomes import mean, median, quantile  # noqa: E402
+from evaluations.core import (  # noqa: E402
+    gpulock,  # noqa: E402
+    mean,
+    median,
+    quantile,
+)
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 from evaluations.protocols.verified import to_device  # noqa: E402
-from evaluations.worker import _gpulock  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, LAST_SPEEDUP, PREVIOUS, PairRecipe, build_model, input_sets  # noqa: E402
@@ -172,7 +176,7 @@ def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str,
     names = [n for n in RECIPES if only is None or n in only]
     # beside a run that shares the GPU (KVERDICT_GPU_LOCK set, e.g. a detached run on the same machine): hold the
     # device shared like one of its workers and every timing alone, so neither disturbs the other's timings
-    with _gpulock.shared("self-speedup"):
+    with gpulock.shared("self-speedup"):
         return _measure(task, folder, names)
 
 
@@ -192,7 +196,7 @@ def _measure(task: Task, folder: Path, names: list[str]) -> dict[str, Any]:
                 if "self_speedup" in LAST_SPEEDUP:  # timed in turns: the median of per-round ratios
                     paired[name] = LAST_SPEEDUP["self_speedup"]
             else:
-                with _gpulock.exclusive():  # the verified recipe takes the device alone itself
+                with gpulock.exclusive():  # the verified recipe takes the device alone itself
                     ref_ms[name] = recipe(lambda: ref_model(*inputs))  # type: ignore[call-arg]
                     copy_ms[name] = recipe(lambda: copy_model(*inputs))  # type: ignore[call-arg]
         del sets

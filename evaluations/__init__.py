@@ -7,7 +7,14 @@ Importing this package does not import torch; the runner imports it where it is 
 """
 
 from ._bundles import KNOWN_BUNDLES, is_bundle, load_bundle
-from ._env import HARNESS_FALLBACK_VERSION, capture_environment, hardware_slug, harness_version, resolve_device
+from ._env import (
+    HARNESS_FALLBACK_VERSION,
+    capture_environment,
+    cpu_name,
+    hardware_slug,
+    harness_version,
+    resolve_device,
+)
 from ._kernelbench_index import INDEX_PATH, REVISIONS, build_index, identify, index_main, normalized
 from ._loaders import (
     Loaded,
@@ -17,12 +24,13 @@ from ._loaders import (
     load_inputs,
     load_problem_folder,
     load_problems,
+    repo_relpath,
 )
-from ._types import Candidate, Claim, Job, Origin, Overrides, Problem, ProblemMeta, sha256_text
+from .core import Candidate, Claim, Job, Origin, Overrides, Problem, ProblemMeta, sha256_text
 
 __all__ = [
     "Candidate", "Claim", "HARNESS_FALLBACK_VERSION", "INDEX_PATH", "Job", "KNOWN_BUNDLES", "LoadError", "Loaded",
     "Origin", "Overrides", "Problem", "ProblemMeta", "REVISIONS", "SourceOverride", "build_index", "capture_environment",
-    "hardware_slug", "harness_version", "identify", "index_main", "is_bundle", "load_bundle", "load_candidate_folder",
-    "load_inputs", "load_problem_folder", "load_problems", "normalized", "resolve_device", "sha256_text",
+    "cpu_name", "hardware_slug", "harness_version", "identify", "index_main", "is_bundle", "load_bundle", "load_candidate_folder",
+    "load_inputs", "load_problem_folder", "load_problems", "normalized", "repo_relpath", "resolve_device", "sha256_text",
 ]

@@ -15,7 +15,7 @@ from schemas import dataset_named
 
 from ._kernelbench_index import identify
 from ._loaders import CHECKOUT_SUITE, Loaded, LoadError, SourceOverride, known_meta, repo_relpath
-from ._types import Candidate, Claim, Origin, Problem
+from .core import Candidate, Claim, Origin, Problem
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def hardware_slug(device_name: str, device: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name).strip("-")[:64] or "gpu"
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
@@ -80,7 +80,7 @@ def capture_environment(device: str) -> Environment:
         name = torch.cuda.get_device_name(0)
         driver, cuda = _driver_version(), torch.version.cuda
     else:
-        name, driver, cuda = _cpu_name(), None, None
+        name, driver, cuda = cpu_name(), None, None
     return Environment(
         hardware=hardware_slug(name, device), device_name=name[:120], driver=driver, cuda=cuda,
         torch=torch.__version__, triton=_triton_version(), python=platform.python_version(),

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from ._types import sha256_text
+from .core import sha256_text
 
 INDEX_PATH = Path(__file__).parent / "data" / "kernelbench_index.json"
 URL = "https://github.com/ScalingIntelligence/KernelBench"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ._kernelbench_index import KnownProblem, identify
-from ._types import Candidate, Origin, Problem, ProblemMeta
+from .core import Candidate, Origin, Problem, ProblemMeta
 
 META_FILE = "meta.json"
 CHECKOUT_SUITE = "kernelbench"

@@ -1,7 +1,7 @@
 """Record schema of KernelVerdict: pydantic models, JSON Schema export, record file I/O, and the validation of the
 files under ``records/`` (``validate``)."""
 
-from ._audit import AUDIT_SCHEMA_VERSION, FINDING_CODES, AuditFinding, AuditReport, ProblemAudit
+from ._audit import AUDIT_SCHEMA_VERSION, FINDING_CODES, AuditFinding, AuditReport, ProblemAudit, Severity
 from ._datasets import DATASETS, PublicDataset, dataset_named
 from ._export import SCHEMA_DIR, export_schemas, json_schemas
 from ._io import (
@@ -11,6 +11,7 @@ from ._io import (
     dump_record,
     load_record,
     parse_record,
+    printable,
     read_json,
     record_relpath,
     slug,
@@ -59,13 +60,13 @@ from ._timing import (
     speedup_between,
     statistic_ms,
 )
-from ._validate import MAX_STRING_CHARS, validate
+from ._validate import MAX_STRING_CHARS, iter_record_files, validate
 
 __all__ = [
     "PROTOCOLS", "Pinned", "baseline_versions", "pinned", "protocol_info", "INCORRECT_REASONS", "IncorrectReason",
     "DATASETS", "PublicDataset", "dataset_named",
     "MANIFEST_RELPATH", "Manifest", "ManifestProblem", "manifest_problems",
-    "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit",
+    "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit", "Severity",
     "MAX_RECORD_BYTES", "ROUNDS_MAX", "TIMING_NOTE_MAX", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "AlgorithmFlag", "AlgorithmFlagName",
     "BaselineKind", "BaselineRecord", "BaselineTiming", "Claimed", "CorrectnessCheck", "Environment", "IntegrityCheck", "Judged", "OuterTiming",
     "KernelLanguage", "KernelSource", "PrecisionClass", "ShapeCheck",
@@ -73,5 +74,5 @@ __all__ = [
     "Roofline", "Speedups", "Status", "TimingConfig", "TimingMethod", "TimingStats", "baseline_relpath",
     "dump_record", "export_schemas", "json_schemas", "load_record", "parse_record", "read_json",
     "record_relpath", "slug", "speedup_between", "statistic_ms", "validated_text", "write_record", "write_text",
-    "MAX_STRING_CHARS", "validate",
+    "MAX_STRING_CHARS", "iter_record_files", "printable", "validate",
 ]

@@ -9,7 +9,7 @@ scaled inputs) or concerns timing shape rather than validity.
 
 from __future__ import annotations
 
-from schemas._audit import AuditFinding, Severity
+from schemas import AuditFinding, Severity
 
 from ._probe import Probe, Same
 

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from schemas._audit import AuditFinding, AuditReport, ProblemAudit
+from schemas import AuditFinding, AuditReport, ProblemAudit
 
-from .._types import Problem
+from ..core import Problem
 from ._findings import findings_for
 from ._probe import Probe, probe_problem
 
@@ -179,7 +179,7 @@ def build_report(entries: list[ProblemAudit], *, suite: str, source: str, hardwa
     """The audit report of a finished run."""
     import torch
 
-    from .._env import harness_version
+    from .. import harness_version
 
     device_name = torch.cuda.get_device_name(0) if device == "cuda" else _cpu_name()
     notes = [] if device == "cuda" else [
@@ -192,9 +192,9 @@ def build_report(entries: list[ProblemAudit], *, suite: str, source: str, hardwa
 
 
 def _cpu_name() -> str:
-    from .. import _env
+    from .. import cpu_name
 
-    return _env._cpu_name()
+    return cpu_name()
 
 
 def default_report_path(hardware: str, suite: str, records_dir: Path = Path("records")) -> Path:

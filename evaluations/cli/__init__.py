@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from ..worker import _confine
+from ..worker import watching
 
 COMMAND_MODULES = ("eval", "validate", "audit", "reproduce")
 """Modules of this package that register subcommands, in help order."""
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kverdict`` console script."""
-    with _confine.watching():  # first, before any thread starts: see _confine.watching
+    with watching():  # first, before any thread starts: see _confine.watching
         return _main(argv)
 
 

@@ -44,8 +44,7 @@ def _selected(problems: list[Any], only: str | None) -> list[Any]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Audit the problems, write the report, print a one-line summary per flagged problem."""
-    from .._env import hardware_slug, resolve_device
-    from .._loaders import LoadError, load_problems
+    from .. import LoadError, hardware_slug, load_problems, resolve_device
     from ..audit import AuditOptions, audit_problems, build_report, default_report_path, write_report
 
     if args.draws < 2:

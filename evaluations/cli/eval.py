@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
 
 def _overrides(args: argparse.Namespace, protocols: tuple[str, ...]) -> Any:
     """The counts given on the command line, typed (each protocol applies every one), or a one-line error."""
-    from .._types import Overrides
+    from ..core import Overrides
     from ..run import trials_limit
 
     try:
@@ -114,7 +114,7 @@ def _sigterm_interrupts() -> Iterator[None]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Load inputs, run the evaluation, print the summary."""
-    from .._loaders import Loaded, LoadError, SourceOverride, load_inputs
+    from .. import Loaded, LoadError, SourceOverride, load_inputs
     from ..protocols import ProtocolUnavailable, get_protocol
 
     protocols = ("standard", "verified") if args.protocol == "both" else (args.protocol,)
@@ -147,8 +147,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...], overrides: Any) -> int:
-    from .._env import resolve_device
-    from ..run import RunConfig, RunSummary, default_prewarm
+    from .. import resolve_device
+    from ..run import RunConfig, RunSummary, default_prewarm, write_stats
 
     try:
         device = resolve_device(args.device)
@@ -176,7 +176,7 @@ def _evaluate(args: argparse.Namespace, loaded: Any, protocols: tuple[str, ...],
 
 def _executor(args: argparse.Namespace, config: Any, device: str) -> Any:
     """What runs the evaluations, as ``execute(loaded, summary)``: in this process, on lanes, or on Ray."""
-    from .._env import capture_environment
+    from .. import capture_environment
     from ..executors import LocalExecutor, RayExecutor, RayUnavailable, lanes_for
     from ..run import run
 
@@ -206,26 +206,13 @@ def _executor(args: argparse.Namespace, config: Any, device: str) -> Any:
 
 def confinement_line() -> str:
     """How candidate workers' writes are confined on this machine, for the start of a run."""
-    from ..worker import _landlock
-    from ..worker._worker import unconfined_reason
+    from ..worker import landlock, unconfined_reason
 
     why = unconfined_reason()
     if why:
         return f"kverdict eval: candidate workers may write anywhere this user can: {why}"
     return (f"kverdict eval: candidate workers write only their own temporary, build and evidence folders "
-            f"(Landlock ABI {_landlock.abi()})")
-
-
-def write_stats(path: Path, summary: Any) -> None:
-    """The run's phases and GPU samples as JSON, written atomically."""
-    import json
-
-    from schemas import write_text
-
-    data = {**summary.phases.as_json(), "gpu_samples": summary.gpu.samples if summary.gpu else [],
-            "gpu_unavailable": summary.gpu.unavailable if summary.gpu else "not a CUDA run",
-            "written": len(summary.written), "skipped": len(summary.skipped)}
-    write_text(path, json.dumps(data, indent=1))
+            f"(Landlock ABI {landlock.abi()})")
 
 
 def phase_lines(summary: Any) -> list[str]:

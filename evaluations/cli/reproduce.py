@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Reproduce each record in turn; a record that cannot be reproduced stops the command with one line."""
-    from ..run._reproduce import DEFAULT_DATASET_ROOTS, ReproduceError, reproduce
+    from ..run import DEFAULT_DATASET_ROOTS, ReproduceError, reproduce
 
     if args.timeout <= 0:
         raise UserError("--timeout must be positive")

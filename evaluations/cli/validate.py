@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def records_root(path: Path) -> Path:
     """The records folder ``path`` lies in: the nearest folder at or above it with a manifest (else ``records``),
     so ``kverdict validate /elsewhere/records`` checks that folder's layout and manifest as its own."""
-    from schemas._manifest import MANIFEST_RELPATH
+    from schemas import MANIFEST_RELPATH
 
     resolved = path.resolve()
     return next((f for f in (resolved, *resolved.parents) if (f / MANIFEST_RELPATH).is_file()), Path("records"))
@@ -41,8 +41,7 @@ def records_root(path: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Validate and report; exit status 1 when anything was found."""
-    from schemas._io import printable
-    from schemas._validate import iter_record_files, validate
+    from schemas import iter_record_files, printable, validate
 
     from . import UserError
 

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._loaders import Loaded
+from .. import Loaded
 from ..run import RunConfig, RunSummary
 
 

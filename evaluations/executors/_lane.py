@@ -33,7 +33,7 @@ def run_lane(spec_path: Path, report_path: Path) -> int:
     """Run the batch of ``spec_path`` and write its report to ``report_path``; the process's exit status."""
     from schemas import write_text
 
-    from .._env import capture_environment
+    from .. import capture_environment
     from ..run import RunSummary, run
     from ._batches import BatchReport, LaneSpec
 
@@ -53,7 +53,7 @@ def run_lane(spec_path: Path, report_path: Path) -> int:
     finally:
         stop.set()
         if spec.stats_path is not None:
-            from ..cli.eval import write_stats
+            from ..run import write_stats
 
             write_stats(spec.stats_path, summary)
     write_text(report_path, BatchReport.of(summary, socket.gethostname(), time.monotonic() - start).to_json())
@@ -62,7 +62,7 @@ def run_lane(spec_path: Path, report_path: Path) -> int:
 
 def main(argv: list[str]) -> int:
     """Entry point: ``SPEC REPORT``."""
-    from ..worker import _confine
+    from ..worker import watching
 
     if len(argv) != 2:
         print("usage: python -m evaluations.executors._lane SPEC REPORT", file=sys.stderr)
@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
     cpus = os.environ.get(LANE_ENV)
     if cpus:  # a CPU lane keeps to its share of the cores; its workers inherit the mask
         os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
-    with _confine.watching():  # first, before any thread starts (as the command line does)
+    with watching():  # first, before any thread starts (as the command line does)
         return run_lane(Path(argv[0]), Path(argv[1]))
 
 

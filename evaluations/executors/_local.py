@@ -24,9 +24,9 @@ from pathlib import Path
 
 from schemas import Environment
 
-from .._loaders import Loaded
+from .. import Loaded
 from ..run import RunConfig, Runner, RunSummary, progress_bar
-from ..worker import _confine
+from ..worker import confined, finished, started
 from ._batches import Batch, BatchReport, LaneSpec, batches
 
 MAX_ATTEMPTS = 3
@@ -131,7 +131,7 @@ class LocalExecutor:
         state = _Dispatch(todo=queue.Queue(), remaining=len(work))
         for b in work:
             state.todo.put(b)
-        with _confine.confined(), progress_bar(self.config.progress) as progress:
+        with confined(), progress_bar(self.config.progress) as progress:
             task = progress.add_task(f"problems on {len(self.lanes)} lanes", total=len(work))
             threads = [threading.Thread(target=self._serve, args=(lane, state, summary, progress, task),
                                         name=f"kverdict-lane-{lane.index}", daemon=True) for lane in self.lanes]
@@ -210,7 +210,7 @@ class LocalExecutor:
                     return f"the lane passed its batch deadline ({batch_deadline_s(self.config, batch):.0f} s) and was killed"
                 time.sleep(0.2)
         finally:
-            _confine.finished(proc.pid)  # kills whatever the lane's workers left behind
+            finished(proc.pid)  # kills whatever the lane's workers left behind
         if proc.returncode < 0:
             return f"the lane was killed by {signal.Signals(-proc.returncode).name}"
         return None if proc.returncode == 0 else f"the lane exited with status {proc.returncode}"
@@ -218,7 +218,7 @@ class LocalExecutor:
 
 def _start(spec: Path, report: Path, env: dict[str, str], log) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "evaluations.executors._lane", str(spec), str(report)]
-    return _confine.started(lambda: subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+    return started(lambda: subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
                                                      start_new_session=True))
 
 

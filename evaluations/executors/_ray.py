@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .._loaders import Loaded
+from .. import Loaded
 from ..run import RunConfig, RunSummary, progress_bar
 from ._batches import Batch, LaneSpec, batches
 from ._local import MAX_ATTEMPTS, Lane, LocalExecutor

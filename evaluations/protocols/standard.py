@@ -20,14 +20,21 @@ import torch
 from schemas import PROTOCOLS, CorrectnessCheck, protocol_info
 from schemas import TimingStats as _TimingStats
 
-from .._types import Job
-from ..run._judge import Judgement, JudgeRequest
-from ..worker import _gpulock
-from ..worker._evidence import Exhibits, judge_outer, outer_batch, rule_trials
-from ..worker._worker import load_candidate, load_problem
-from ._outcomes import BaselineOutcome, CandidateOutcome, summarize
-from ._pieces import Piecewise, allclose, error_maxima, piecewise
-from .verified._integrity import outputs_of
+from ..core import (
+    BaselineOutcome,
+    CandidateOutcome,
+    Job,
+    Judgement,
+    JudgeRequest,
+    Piecewise,
+    allclose,
+    error_maxima,
+    gpulock,
+    outputs_of,
+    piecewise,
+    summarize,
+)
+from ..worker import Exhibits, judge_outer, load_candidate, load_problem, outer_batch, rule_trials
 
 SEED = 42
 """Seed of model construction, of the timing inputs, and of the trial-seed generator."""
@@ -76,7 +83,7 @@ def _to(values: Any, device: torch.device) -> Any:
 def host_inputs(get_inputs: Callable[[], Any], device: torch.device) -> Any:
     """The problem's inputs drawn on the host, then moved to ``device``. The draw (the problem's own code, seconds
     for large inputs) lets go of the GPU lock: another worker's timing may go meanwhile."""
-    with _gpulock.released():
+    with gpulock.released():
         values = get_inputs()
     return _to(values, device)
 
@@ -85,7 +92,7 @@ def build_reference(cls: type, init_inputs: list[Any], device: torch.device) -> 
     """The problem's own model, as :func:`_build` makes it, constructed on the host without the GPU lock (the
     problem's code: seconds for large layers' initialisation) and then moved to ``device`` holding it."""
     set_seed(SEED)
-    with _gpulock.released():
+    with gpulock.released():
         model = cls(*init_inputs)
     return model.to(device)
 
@@ -101,7 +108,7 @@ def collect_times_ms(fn: Callable[[], Any], device: str, warmup: int, calls: int
                      sync_each_call: bool = True) -> list[float]:
     """Raw per-call times in ms: CUDA events on the current stream on a GPU, else a monotonic clock."""
     if device == "cuda":
-        with _gpulock.exclusive():  # concurrent workers: nothing else runs on the GPU while this one times
+        with gpulock.exclusive():  # concurrent workers: nothing else runs on the GPU while this one times
             return _collect_cuda(fn, warmup, calls, sync_each_call)
     for _ in range(warmup):
         fn()
@@ -186,27 +193,27 @@ def _time(job: Job, model: Any, problem_get_inputs: Any, device: torch.device) -
 def run_candidate(job: Job) -> CandidateOutcome:
     """Correctness trials, then timing of the candidate (inside a worker process)."""
     device = _configure(job.device)
-    _gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
+    gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
     problem = load_problem(job)
     model_new = load_candidate(job)
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     settings = Settings.of(job)
     with torch.no_grad():
         set_seed(SEED)
         init_inputs = _to(problem.get_init_inputs(), device)
         reference = build_reference(problem.model, init_inputs, device)
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         candidate = _build(model_new, init_inputs, device)
         checks = []
         exhibits = Exhibits(job.options.get("evidence"))
         for index, seed in enumerate(trial_seeds(settings.trials)):
-            _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
+            gpulock.yield_to_timing()  # a timing of another worker that waits goes first
             set_seed(seed)
             inputs = host_inputs(problem.get_inputs, device)
             expected = reference(*inputs)
             if job.device == "cuda":
                 torch.cuda.synchronize()
-            _gpulock.yield_to_timing()  # the reference's call and the candidate's are steps of their own
+            gpulock.yield_to_timing()  # the reference's call and the candidate's are steps of their own
             output = candidate(*inputs)
             exhibits.add(f"trial {index}", outputs_of(output))
             checks.append(compare(output, expected, seed, index))
@@ -215,7 +222,7 @@ def run_candidate(job: Job) -> CandidateOutcome:
                                         reason="wrong-answer")
             del inputs, expected, output  # the next draw, the timing and the outside batch need the room
         exhibits.save()
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         timing = _time(job, candidate, problem.get_inputs, device)
         if job.options.get("evidence"):  # the runner's outside clock
             outer_batch(lambda x: candidate(*x), problem.get_inputs, device, timing.median_ms, graphs=False)
@@ -227,7 +234,7 @@ def judge(request: JudgeRequest) -> Judgement:
     reported trial's outputs against the reference on inputs it draws itself, and the outside batch."""
     job = request.job
     device = _configure(job.device)
-    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
+    gpulock.yield_to_timing()  # a timing of another worker that waits goes first
     problem = load_problem(job)
     settings = Settings.of(job)
     out = Judgement()
@@ -264,14 +271,14 @@ def run_baseline(job: Job) -> BaselineOutcome:
     if job.baseline_kind not in BASELINE_KINDS:
         raise ValueError(f"the standard protocol has no {job.baseline_kind!r} baseline")
     device = _configure(job.device)
-    _gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
+    gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
     problem = load_problem(job)
     with torch.no_grad():
         set_seed(SEED)
         model = build_reference(problem.model, _to(problem.get_init_inputs(), device), device)
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         peak = _peak_of_first_call(model, problem.get_inputs, device) if job.device == "cuda" else None
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         timing = _time(job, model, problem.get_inputs, device)
     return BaselineOutcome(kind="eager_fp32", timing=timing, peak_memory_bytes=peak)
 
@@ -293,12 +300,12 @@ def measure_memory(job: Job) -> int | None:
     if job.device != "cuda":
         return None
     device = _configure(job.device)
-    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
+    gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
     problem = load_problem(job)
     cls = load_candidate(job) if job.candidate is not None else problem.model
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     with torch.no_grad():
         set_seed(SEED)
         model = _build(cls, _to(problem.get_init_inputs(), device), device)
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         return _peak_of_first_call(model, problem.get_inputs, device)

@@ -7,14 +7,26 @@ This face also holds the parts of a run: isolated and confined workers, extensio
 log and reproduction of a record.
 """
 
-from ..worker._confine import worker_environment
-from ..worker._extensions import hashed_loader, kernel_language, needs_build
-from ..worker._isolation import IsolatedResult, NoAnswer, SparePool, ask, run_isolated, start_spare
-from ..worker._worker import candidate_scope, load_module, use_caches
+from ..core import Judgement, JudgeRequest, Ruling
+from ..worker import (
+    IsolatedResult,
+    NoAnswer,
+    SparePool,
+    ask,
+    candidate_scope,
+    hashed_loader,
+    kernel_language,
+    load_module,
+    needs_build,
+    run_isolated,
+    start_spare,
+    use_caches,
+    worker_environment,
+)
 from ._admission import FOOTPRINT_FACTOR, Admission, budget_of
-from ._config import RunConfig, RunSummary, default_prewarm
+from ._config import RunConfig, RunSummary, default_prewarm, write_stats
 from ._failures import failed_outcome, out_of_memory
-from ._judge import LABEL_UNCONFIRMED, NOT_JUDGED, Judgement, JudgeRequest, OuterClock, Ruling, outer_calls, reconcile
+from ._judge import LABEL_UNCONFIRMED, NOT_JUDGED, OuterClock, outer_calls, reconcile
 from ._loop import progress_bar, run
 from ._paths import baseline_path, effective_info, finished_record, flag_tag, problem_ref, record_path, trials_limit
 from ._phases import PhaseLog, Span, union_s
@@ -45,5 +57,5 @@ __all__ = [
     "needs_build", "out_of_memory", "outer_calls", "problem_ref", "progress_bar", "protocol_options", "reconcile",
     "record_path", "records_root_of", "reproduce", "run", "run_isolated", "start_spare", "trials_limit", "union_s",
     "use_caches",
-    "worker_environment",
+    "worker_environment", "write_stats",
 ]

@@ -10,14 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import schemas
-from schemas import BaselineRecord, Environment, ProtocolInfo, Record
-from schemas._manifest import Manifest
+from schemas import BaselineRecord, Environment, Manifest, ProtocolInfo, Record
 
-from .._loaders import Loaded
-from .._types import AlgorithmFlags, Candidate, Job, Problem
-from ..protocols._outcomes import CandidateOutcome, pacing_of
-from ..worker import _gpulock
-from ..worker._isolation import IsolatedResult, Spare, SparePool, run_isolated, start_spare
+from .. import Loaded
+from ..core import AlgorithmFlags, Candidate, CandidateOutcome, Job, Problem, gpulock, pacing_of
+from ..worker import IsolatedResult, Spare, SparePool, run_isolated, start_spare
 from ._admission import Admission, budget_of, device_bytes
 from ._config import RunConfig, RunSummary, default_prewarm
 from ._paths import effective_info, existing_record, same_environment
@@ -51,7 +48,7 @@ class RunnerBase:
         self._pool: SparePool | None = None
         self._locks: dict[tuple[str, str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
-        shared_gpu = config.device == "cuda" and (config.concurrent > 1 or bool(os.environ.get(_gpulock.GPU_LOCK_ENV)))
+        shared_gpu = config.device == "cuda" and (config.concurrent > 1 or bool(os.environ.get(gpulock.GPU_LOCK_ENV)))
         self._concurrency_note = (
             f"evaluated while other workers shared this GPU ({config.concurrent} at once in this run); every timing "
             "held the GPU alone, but other workers' start-up and host work (extension builds included) could run "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import Counter
@@ -12,7 +13,7 @@ from typing import Any
 import schemas
 from schemas import BaselineRecord, Record
 
-from .._types import OVERRIDDEN, Overrides
+from ..core import OVERRIDDEN, Overrides
 from ._gpubusy import BusySampler
 from ._phases import PhaseLog
 
@@ -53,12 +54,12 @@ class RunConfig:
     """Keep one spare worker importing torch and the protocols ahead of the next isolated call (each worker
     still serves exactly one job). True/False force it; None: :func:`default_prewarm`'s choice."""
     concurrent: int = 1
-    """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``_gpulock``: every
+    """Evaluations in flight at once. Above 1 on CUDA, workers share the GPU through ``gpulock``: every
     timing holds the device alone; start-up, loading, correctness and integrity work overlap."""
     prepare_ahead: bool | None = None
     """Build the next chunk's extensions while this chunk is evaluated, and a chunk's extensions that are not built
     yet (the first chunk's) while its baselines are timed (``Runner.beside``). None: on CUDA with
-    several evaluations in flight, where workers share the device through ``_gpulock`` and builds let go of it."""
+    several evaluations in flight, where workers share the device through ``gpulock`` and builds let go of it."""
     in_turns: bool = False
     """Time every candidate of a protocol that takes turns (verified) in turns with fresh timings of its problem's
     baselines (``Runner.timed_in_turns``); otherwise only where that protocol asks for it (a host-bound eager
@@ -114,3 +115,11 @@ class RunSummary:
         values = [r.speedup.vs_eager for r in self.records
                   if r.protocol.name == protocol and r.status == "correct" and r.speedup.vs_eager]
         return math.exp(math.fsum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def write_stats(path: Path, summary: Any) -> None:
+    """The run's phases and GPU samples as JSON, written atomically."""
+    data = {**summary.phases.as_json(), "gpu_samples": summary.gpu.samples if summary.gpu else [],
+            "gpu_unavailable": summary.gpu.unavailable if summary.gpu else "not a CUDA run",
+            "written": len(summary.written), "skipped": len(summary.skipped)}
+    schemas.write_text(path, json.dumps(data, indent=1))

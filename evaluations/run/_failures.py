@@ -6,8 +6,8 @@ import re
 
 import schemas
 
-from ..protocols._outcomes import CandidateOutcome
-from ..worker._isolation import IsolatedResult
+from ..core import CandidateOutcome
+from ..worker import IsolatedResult
 from . import _judge
 
 MAX_ERROR_CHARS = 4000

@@ -11,9 +11,8 @@ from typing import Any
 
 from schemas import BaselineRecord
 
-from .._types import Job
-from ..protocols._outcomes import host_speed_bound
-from ..worker._isolation import IsolatedResult
+from ..core import Job, host_speed_bound
+from ..worker import IsolatedResult
 from ._base import RunnerBase
 
 
@@ -37,11 +36,15 @@ class TakingTurns(RunnerBase):
         Returns the candidate's result, the baselines timed in turns and notes: a baseline whose timing in
         turns fails keeps its earlier timing, and a note says so. Deadlines are twice the run's, as each
         timing waits for the others' turns."""
-        from ..timing import _turns  # the timing package imports torch: imported where a run takes turns
+        from ..timing import (  # the timing package imports torch: imported where a run takes turns
+            create,
+            mark_gone,
+            round_core,
+        )
         kinds = list(baselines)
-        path = _turns.create(self.config.build_dir.absolute() / "turns" / f"{tag}.json", 1 + len(kinds))
+        path = create(self.config.build_dir.absolute() / "turns" / f"{tag}.json", 1 + len(kinds))
         eager = baselines[self.protocols[job.protocol].SPEEDUP_BASELINE["vs_eager"]]
-        shared = {"turns": str(path), "turn_cpu": _turns.round_core()}
+        shared = {"turns": str(path), "turn_cpu": round_core()}
         jobs = [replace(job, options={**job.options, **shared, "party": 0})]
         for party, kind in enumerate(kinds, 1):
             own = self.job_of(job.protocol, self.problems[job.problem.key], kind=kind, pacer=eager)
@@ -59,7 +62,7 @@ class TakingTurns(RunnerBase):
                                         answer=answer if party == 0 else None, admit=False)
                 return result
             finally:
-                _turns.mark_gone(path, party)
+                mark_gone(path, party)
                 if party == 0 and not _timed(result):
                     untimed.set()
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from schemas import CorrectnessCheck, IntegrityCheck, Judged, OuterTiming, Pinned
+from schemas import IntegrityCheck, Judged, OuterTiming, Pinned
 
-from ..protocols._outcomes import CandidateOutcome
+from ..core import CandidateOutcome, Judgement, JudgeRequest
 
 OUTER_TARGET_MS = 100.0
 """The outside batch runs about this long at the worker's reported speed."""
@@ -121,46 +121,6 @@ class OuterClock:
         reported = current.get("reported_ms")
         factor, ms, _ = REFUTED
         return reported is not None and wall_s * 1e3 / current["calls"] > factor * reported + ms
-
-
-@dataclass(frozen=True)
-class JudgeRequest:
-    """What the judge rules on: the job (problem, protocol, seeds), the trials the worker reported, the file
-    of their outputs, and the outside batch (its plan and the worker's fingerprints) when there was one."""
-
-    job: Any
-    reported: list[CorrectnessCheck]
-    evidence: str
-    outer_plan: dict[str, Any] | None = None
-    fingerprints: list[float] | None = None
-
-
-@dataclass
-class Ruling:
-    """The judge's verdict on one reported trial."""
-
-    name: str
-    passed: bool
-    budget: float | None = None
-    message: str | None = None
-    missing: bool = False
-    """The trial's outputs never reached the judge (while the file had room for them)."""
-
-
-@dataclass
-class Judgement:
-    """What the judge found (made in its own worker); ``error`` when it could not judge at all."""
-
-    rulings: list[Ruling] = field(default_factory=list)
-    trials_room: int = 0
-    """How many trials' outputs fit the evidence file (``_evidence.EVIDENCE_BYTES``)."""
-    seeds_fault: str | None = None
-    """The reported trials are not the evaluation's own (other seeds, distributions or count)."""
-    outer_mismatch: str | None = None
-    """The outside batch's fingerprints differ from the reference's: its answers were wrong."""
-    outer_overhead_s: float | None = None
-    """What drawing the batch's inputs and fingerprinting its outputs costs, timed by the judge."""
-    error: str | None = None
 
 
 def _check(name: str, passed: bool, evidence: str | None) -> IntegrityCheck:

@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 from schemas import Environment, Record
 
-from .._loaders import Loaded
-from .._types import Candidate, Job
-from ..worker import _confine, _gpulock
+from .. import Loaded
+from ..core import Candidate, Job, gpulock
+from ..worker import confined
 from ._config import RunConfig, RunSummary
 from ._gpubusy import BusySampler
 from ._runner import Runner
@@ -37,7 +37,7 @@ def run(loaded: Loaded, config: RunConfig, env: Environment, summary: RunSummary
     """Evaluate every candidate under every protocol of ``config``; returns what was done (``summary``, when
     given, is filled as the run goes, so an interrupted run's caller still has it). The run's workers are
     confined (``_confine``): allowlisted environment, no survivor, a signal from a candidate fails only it."""
-    with _confine.confined():
+    with confined():
         return _run(loaded, config, env, summary)
 
 
@@ -236,13 +236,13 @@ def _again_alone(runner: Runner, bars: _Bars) -> None:
 
 @contextmanager
 def _shared_gpu(config: RunConfig) -> Iterator[None]:
-    """Name a fresh GPU lock file for the workers of a concurrent CUDA run (``_gpulock``)."""
-    if config.device != "cuda" or os.environ.get(_gpulock.GPU_LOCK_ENV):
+    """Name a fresh GPU lock file for the workers of a concurrent CUDA run (``gpulock``)."""
+    if config.device != "cuda" or os.environ.get(gpulock.GPU_LOCK_ENV):
         yield  # CPU timings are host-clock and not shared; or an outer run already set a lock
         return
     with tempfile.TemporaryDirectory(prefix="kv-gpulock-") as folder:
-        os.environ[_gpulock.GPU_LOCK_ENV] = str(Path(folder) / "gpu.lock")
+        os.environ[gpulock.GPU_LOCK_ENV] = str(Path(folder) / "gpu.lock")
         try:
             yield
         finally:
-            os.environ.pop(_gpulock.GPU_LOCK_ENV, None)
+            os.environ.pop(gpulock.GPU_LOCK_ENV, None)

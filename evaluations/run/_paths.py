@@ -8,7 +8,7 @@ from types import ModuleType
 import schemas
 from schemas import BaselineRecord, Environment, ProtocolInfo, Record
 
-from .._types import AlgorithmFlags, Candidate, Overrides, Problem
+from ..core import AlgorithmFlags, Candidate, Overrides, Problem
 
 
 def trials_limit(protocol: str) -> int:

@@ -8,9 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .._types import Candidate, Job, sha256_text
-from ..protocols._outcomes import CandidateOutcome
-from ..worker import _extensions
+from ..core import Candidate, CandidateOutcome, Job, sha256_text
+from ..worker import kernel_language
 from ._base import RunnerBase
 from ._failures import error_text, failed_outcome
 from ._paths import baseline_path
@@ -24,7 +23,7 @@ class Preparing(RunnerBase):
         protocols at once."""
         jobs: dict[str, Job] = {}
         for name, c in todo:
-            if c.sha256 not in jobs and _extensions.kernel_language(c.source) != "pytorch":
+            if c.sha256 not in jobs and kernel_language(c.source) != "pytorch":
                 jobs[c.sha256] = self.job_of(name, self.problems[c.problem_key], c)
         return list(jobs.values())
 
@@ -48,7 +47,7 @@ class Preparing(RunnerBase):
         (``_extensions``). A Triton candidate's compilations and a compile baseline's warm-up hold the device shared
         while they compile, so they stay in the stage that runs with nothing timed."""
         return [job for job in jobs if job.candidate is not None
-                and _extensions.kernel_language(job.candidate.source) in ("cuda", "cpp")]
+                and kernel_language(job.candidate.source) in ("cuda", "cpp")]
 
     def prepare(self, jobs: list[Job], advance: Any, beside: bool = False) -> None:
         """Run the prepare stage's jobs, ``config.jobs`` at once, each in a fresh process (see

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 import schemas
 from schemas import BaselineRecord, BaselineTiming, Record
 
-from .._types import Candidate, Problem
-from ..protocols._outcomes import CandidateOutcome
-from ..worker import _extensions
+from ..core import Candidate, CandidateOutcome, Problem
+from ..worker import kernel_language
 from ._failures import WRITE_REFUSED, refused_write
 from ._paths import problem_ref
 
@@ -74,7 +73,7 @@ def _memory_stats(outcome: CandidateOutcome, eager: BaselineRecord) -> schemas.M
 
 def _kernel_source(candidate: Candidate) -> schemas.KernelSource:
     o = candidate.origin
-    return schemas.KernelSource(sha256=candidate.sha256, language=_extensions.kernel_language(candidate.source),
+    return schemas.KernelSource(sha256=candidate.sha256, language=kernel_language(candidate.source),
                                 path=o.path, url=o.url, commit=o.commit, row=o.row)
 
 

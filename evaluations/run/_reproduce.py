@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 import schemas
 from schemas import Record
 
-from .._types import Candidate, Origin, Overrides, Problem, sha256_text
+from ..core import Candidate, Origin, Overrides, Problem, sha256_text
 
 DEFAULT_DATASET_ROOTS = (Path(".data/datasets"),)
 """Where local copies of public datasets are looked for when ``--dataset-root`` is not given."""
@@ -96,8 +96,7 @@ def _bundles(roots: Iterable[Path], file_name: str | None) -> Iterator[Path]:
 
 def find_kernel(record: Record, repo_root: Path, dataset_roots: Iterable[Path]) -> Candidate:
     """The record's kernel text, from the repository or a local dataset copy, with its sha256 checked."""
-    from .._bundles import KNOWN_BUNDLES, load_bundle
-    from .._loaders import LoadError
+    from .. import KNOWN_BUNDLES, LoadError, load_bundle
 
     k, m = record.kernel, record.model
     if k.url is None and k.row is None and k.path:
@@ -131,8 +130,7 @@ def find_kernel(record: Record, repo_root: Path, dataset_roots: Iterable[Path]) 
 
 
 def _problem_sources(problem_roots: Iterable[Path], dataset_roots: Iterable[Path]) -> Iterator[list[Problem]]:
-    from .._bundles import is_bundle, load_bundle
-    from .._loaders import LoadError, load_problem_folder
+    from .. import LoadError, is_bundle, load_bundle, load_problem_folder
 
     for root in problem_roots:
         try:  # a suite folder, a checkout or a bundle; else a folder of suites
@@ -227,8 +225,7 @@ def reproduce(path: Path, *, out_dir: Path | None = None, device: str = "cuda",
               dataset_roots: Iterable[Path] = DEFAULT_DATASET_ROOTS, problem_roots: Iterable[Path] = (),
               timeout_s: float = 300.0, build_dir: Path = Path(".kv-cache/build")) -> Reproduction:
     """Re-run the record at ``path`` and write its reproduction record; see the module docstring."""
-    from .._env import capture_environment
-    from .._loaders import Loaded
+    from .. import Loaded, capture_environment
     from ..protocols import ProtocolUnavailable, get_protocol
     from . import RunConfig, Runner
 

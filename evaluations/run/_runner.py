@@ -11,8 +11,7 @@ import pydantic
 
 from schemas import BaselineRecord, Record
 
-from .._types import AlgorithmFlags, Candidate, Job, Problem
-from ..protocols._outcomes import BaselineOutcome, CandidateOutcome
+from ..core import AlgorithmFlags, BaselineOutcome, Candidate, CandidateOutcome, Job, Problem
 from . import _judge, _schedule
 from ._failures import error_text, names_out_of_memory, out_of_memory, reported_outcome
 from ._in_turns import TakingTurns

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from .._types import Candidate, Job
+from ..core import Candidate, Job
 
 PREPARE_CHUNK_WINDOWS = 3
 """A concurrent run prepares and evaluates its problems this many scheduling windows at a time (:func:`chunks`)."""

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._types import Problem
+from ..core import Problem
 
 MAX_REASON_CHARS = 300
 """Length limit of a "not counted" reason (it names the exception and its first line)."""

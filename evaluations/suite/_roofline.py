@@ -28,7 +28,7 @@ from pathlib import Path
 
 from schemas import Roofline
 
-from .._types import Problem
+from ..core import Problem
 
 CEILINGS_DIR = Path(__file__).parents[1] / "data" / "ceilings"
 """Where measured ceilings live, one ``<hardware>.json`` per hardware slug."""

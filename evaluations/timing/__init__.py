@@ -1,4 +1,4 @@
-"""Timing of the verified protocol: raw per-call samples, then pure statistics (``protocols.verified._stats``).
+"""Timing of the verified protocol: raw per-call samples, then pure statistics (``evaluations.core``).
 
 On a GPU every timed call gets inputs it has never seen (sets rotated and refreshed in place),
 an L2 flush, and a short device-side spin before its start event, so the host has enqueued the
@@ -34,8 +34,8 @@ from typing import Any
 
 import torch
 
-from ..worker import _gpulock
-from ._turns import Abandoned, Turns, create, mark_gone
+from ..core import gpulock
+from ._turns import Abandoned, Turns, create, mark_gone, round_core
 from .cuda import _time_cuda
 from .graphs import output_mismatch
 from .host import _time_host
@@ -45,7 +45,7 @@ from .probe import calls_per_sample, clock_median, host_loop_ms
 
 __all__ = [
     "PLACEMENTS", "Abandoned", "TimingPlan", "TimingRun", "Turns", "calls_per_sample", "clock_median", "create",
-    "host_loop_ms", "mark_gone", "output_mismatch", "time_calls",
+    "host_loop_ms", "mark_gone", "output_mismatch", "round_core", "time_calls",
 ]
 
 
@@ -62,6 +62,6 @@ def time_calls(call: Callable[[int], Any], sets: list[list[Any]], device: torch.
     with torch.no_grad():
         if device.type == "cuda":
             # concurrent workers: nothing else runs on the GPU while this one times (in turns: during its turns)
-            with _gpulock.exclusive() if not plan.turns else contextlib.nullcontext():
+            with gpulock.exclusive() if not plan.turns else contextlib.nullcontext():
                 return _time_cuda(call, rot, plan, outputs, module)
         return _time_host(call, rot, plan, outputs)

@@ -12,9 +12,7 @@ import torch
 
 from schemas import TIMING_NOTE_MAX
 
-from ..protocols._outcomes import median, uses_graph
-from ..protocols.verified._distributions import refresh_in_place
-from ..protocols.verified._stats import grouped_median, summarize_verified
+from ..core import grouped_median, median, refresh_in_place, summarize_verified, uses_graph
 from .bound import _elapsed, _synchronize
 from .graphs import _capture, work_outside_capture
 from .placements import _Placements, _Rotation

@@ -8,8 +8,7 @@ from typing import Any
 
 import torch
 
-from ..protocols.verified._distributions import refresh_in_place
-from ..protocols.verified._integrity import outputs_of
+from ..core import outputs_of, refresh_in_place
 from .bound import _synchronize
 
 

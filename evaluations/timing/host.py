@@ -6,8 +6,7 @@ from collections.abc import Callable
 from time import perf_counter, perf_counter_ns
 from typing import Any
 
-from ..protocols._outcomes import median
-from ..protocols.verified._stats import summarize_verified
+from ..core import median, summarize_verified
 from .placements import _Rotation
 from .plan import TimingPlan, TimingRun
 from .turns import _Slots

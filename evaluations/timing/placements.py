@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from ..protocols.verified._distributions import refresh_in_place
+from ..core import refresh_in_place
 from .plan import PLACEMENT_BYTES_BUDGET
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from schemas import TimingStats, pinned
 
-from .._types import Overrides
+from ..core import Overrides
 
 L2_FLUSH_BYTES = 256 << 20
 """Buffer zeroed before each timed call: several times the L2 of current GPUs."""

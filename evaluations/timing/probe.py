@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ..protocols._outcomes import median
+from ..core import median
 from .bound import _elapsed, _synchronize
 from .placements import _Rotation
 from .plan import CLOCK_PROBE_CYCLES, PROBE_SPIN_MS, SAMPLE_TARGET_MS, SHORT_CALL_MS

@@ -9,8 +9,7 @@ from time import perf_counter
 
 from schemas import ROUNDS_MAX
 
-from ..protocols.verified._stats import grouped_half_width_rel, round_medians
-from ..worker import _gpulock
+from ..core import gpulock, grouped_half_width_rel, round_medians
 from ._turns import Turns
 from .bound import _synchronize
 from .plan import BATCH, TURN_MS, TimingPlan
@@ -49,9 +48,9 @@ class _Slots:
         """Wait for this timing's turn; True when all timings of the round are to stop (this turn is the last)."""
         if self.turns is None:
             return False
-        with _gpulock.released():
+        with gpulock.released():
             stop = self.turns.take()
-        self._held.enter_context(_gpulock.exclusive())
+        self._held.enter_context(gpulock.exclusive())
         if self.cpu is not None:  # this thread on the round's core for its turn; waiting, it polls elsewhere
             before = os.sched_getaffinity(0)
             os.sched_setaffinity(0, {self.cpu})

@@ -22,11 +22,7 @@ import torch
 
 from schemas import CorrectnessCheck
 
-from ..protocols._pieces import Piecewise
-from ..protocols.verified._distributions import DISTRIBUTIONS, draw
-from ..protocols.verified._integrity import outputs_of, tensor_bytes
-from ..run._judge import Judgement, Ruling
-from . import _gpulock
+from ..core import DISTRIBUTIONS, Judgement, Piecewise, Ruling, draw, gpulock, outputs_of, tensor_bytes
 from ._fingerprint import PRINTS, fingerprint, forget_weights, index_pieces, piece_weights
 
 EVIDENCE_BYTES = 1 << 30
@@ -95,7 +91,7 @@ def rule_trials(out: Judgement, reported: list[CorrectnessCheck], evidence: str,
     room for them is ruled ``missing``; one past that room is left to the worker's word."""
     exhibits = load_exhibits(evidence)
     for index, check in enumerate(reported):
-        _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
+        gpulock.yield_to_timing()  # a timing of another worker that waits goes first
         found = rule(index, check)
         if found is None:
             continue
@@ -159,7 +155,7 @@ def outer_batch(call: Callable[[list[Any]], Any], get_inputs: Any, device: torch
     reported to the runner as such."""
     from ._isolation import ask
 
-    with _gpulock.exclusive() if device.type == "cuda" else nullcontext():
+    with gpulock.exclusive() if device.type == "cuda" else nullcontext():
         try:
             static = outer_inputs(get_inputs, 1, device)
             graph = _graphed(call, static) if graphs and device.type == "cuda" else None
@@ -228,7 +224,7 @@ def _judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list
     seeds = outer_seeds(int(plan["seed"]), int(plan["calls"]))
     at, mismatch, first = 0, None, None
     for i, seed in enumerate(seeds):
-        _gpulock.yield_to_timing()  # up to 50 references and their bounds: each a step, not one long hold
+        gpulock.yield_to_timing()  # up to 50 references and their bounds: each a step, not one long hold
         refs, tols = reference(outer_inputs(get_inputs, seed, device))
         first = first if first is not None else refs
         n = PRINTS * len(refs)
@@ -243,7 +239,7 @@ def _judge_outer(reference: Callable[[list[Any]], tuple[list[torch.Tensor], list
     like = [r.to(torch.float32) if r.dtype == torch.float64 else r for r in first]  # the candidate's dtype
     static = outer_inputs(get_inputs, 1, device) if graphs else None
     fingerprint(like).tolist()
-    with _gpulock.exclusive() if device.type == "cuda" else nullcontext():
+    with gpulock.exclusive() if device.type == "cuda" else nullcontext():
         _sync(device)
         start = time.perf_counter()
         prints_again = []

@@ -30,7 +30,7 @@ from typing import Any
 
 from schemas import KernelLanguage
 
-from . import _gpulock
+from ..core import gpulock
 
 _IGNORED_ARGS = ("build_directory", "verbose", "name")
 """Arguments that do not change the binary (the name is replaced by the hashed one)."""
@@ -114,7 +114,7 @@ def clear_stale_build(folder: Path) -> bool:
 
 def hashed_loader(original: Callable[..., Any], build_dir: Path, hash_files: bool) -> Callable[..., Any]:
     """Wrap ``load_inline`` (or ``load``, ``hash_files=True``) to build under a hashed name in ``build_dir``, with
-    the device let go meanwhile (``_gpulock.released``) and the extension's own lock held (``_build_lock``); a
+    the device let go meanwhile (``gpulock.released``) and the extension's own lock held (``_build_lock``); a
     build cut off in a dead process is redone (``clear_stale_build``); a build that failed is not tried again
     (``FAILED_MARK``)."""
     signature = inspect.signature(original)
@@ -131,9 +131,9 @@ def hashed_loader(original: Callable[..., Any], build_dir: Path, hash_files: boo
         folder.mkdir(parents=True, exist_ok=True)
         arguments["name"] = unique
         arguments["build_directory"] = str(folder)
-        _gpulock.trace("pass", f"extension {unique} wanted")
+        gpulock.trace("pass", f"extension {unique} wanted")
         # host work (waiting for another build, a compiler, loading a library): timings go on meanwhile
-        with _gpulock.released(), _build_lock(folder):
+        with gpulock.released(), _build_lock(folder):
             clear_stale_build(folder)
             return _load(original, arguments, folder)
 
@@ -161,7 +161,7 @@ def _load(original: Callable[..., Any], arguments: dict[str, Any], folder: Path)
         raise
     took = time.perf_counter() - start
     how = "loaded from the build cache" if before and _binaries(folder) == before else "built"
-    _gpulock.trace("pass", f"extension {unique} {how.split()[0]} in {took:.1f} s")
+    gpulock.trace("pass", f"extension {unique} {how.split()[0]} in {took:.1f} s")
     _say(f"extension {unique} {how} in {took:.1f} s")
     return loaded
 

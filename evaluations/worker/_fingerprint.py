@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..protocols._pieces import PIECE_ELEMENTS
+from ..core import PIECE_ELEMENTS
 
 PRINTS = 4
 """Fingerprints per output: a projection and a nonlinear sum, each against weights of mean 1 and of random signs."""

@@ -24,7 +24,8 @@ from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Literal
 
-from . import _confine, _gpulock
+from ..core import gpulock
+from . import _confine
 from ._child import (  # noqa: F401 - the child's side, re-exported: workers ask and confine through this module
     _WATCH_TASKS,
     _WATCH_WAKE,
@@ -72,7 +73,7 @@ class IsolatedResult:
     output_tail: str
     wall_s: float
     waited_s: float = 0.0
-    """Seconds the child waited for the shared GPU lock (``_gpulock``; 0 where there is none)."""
+    """Seconds the child waited for the shared GPU lock (``gpulock``; 0 where there is none)."""
 
     @property
     def ok(self) -> bool:
@@ -229,7 +230,7 @@ def _dispatch(spare: Spare | None, target: str, payload: Any, log: Path) -> tupl
     return proc, reader
 
 
-SAFE_MODULES = ("evaluations.protocols._outcomes", "evaluations.run._judge", "evaluations.worker._worker",
+SAFE_MODULES = ("evaluations.core._outcomes", "evaluations.core._judgement", "evaluations.worker._worker",
                 "evaluations.zoo._check", "schemas._record", "schemas._timing", "schemas._audit")
 """Modules whose classes a child's message may hold: the outcomes, judgements and schema models it returns."""
 SAFE_GLOBALS = frozenset({("builtins", n) for n in ("set", "frozenset", "complex", "bytearray", "range", "slice")}
@@ -287,7 +288,7 @@ def run_isolated(target: str, payload: Any, *, timeout_s: float, log_path: str |
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_bytes(b"")
     start = time.monotonic()
-    limits = _Limits(start, timeout_s, max_output_bytes, cancel, os.environ.get(_gpulock.GPU_LOCK_ENV))
+    limits = _Limits(start, timeout_s, max_output_bytes, cancel, os.environ.get(gpulock.GPU_LOCK_ENV))
     proc, reader = _dispatch(spare, target, payload, log)
     try:
         watched = _watch(proc, reader, log, limits, answer)
@@ -349,7 +350,7 @@ def _watch(proc: Any, reader: connection.Connection, log: Path, limits: _Limits,
         failure = _limit_broken(log, limits)
         if failure is not None or _confine.signalled(proc.pid):
             return _Watched(None, failure, waited)
-        waited = max(waited, _gpulock.waited_s(limits.lock, proc.pid))  # kept once read: the file goes with the lock
+        waited = max(waited, gpulock.waited_s(limits.lock, proc.pid))  # kept once read: the file goes with the lock
         if time.monotonic() - limits.start > limits.timeout_s + min(limits.timeout_s, waited):
             return _Watched(None, Failure("timeout", f"worker exceeded its {limits.timeout_s:g} s deadline and was "
                                                      "killed"), waited)

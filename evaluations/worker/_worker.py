@@ -17,9 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from .._types import Job, sha256_text
-from ..protocols._outcomes import BaselineOutcome, CandidateOutcome
-from . import _extensions, _gpulock, _isolation, _landlock
+from ..core import BaselineOutcome, CandidateOutcome, Job, Judgement, get_protocol, gpulock, sha256_text
+from . import _extensions, _isolation, _landlock
 
 MAX_ERROR_CHARS = 2500
 """Longest error text a worker hands back (the record keeps 4000 characters with the output tail)."""
@@ -177,12 +176,12 @@ def writable_folders(job: Job, private: Path) -> list[Path]:
         folders.append(Path(job.options["evidence"]).parent)
     if job.options.get("turns"):
         folders.append(Path(job.options["turns"]))  # the one file of its timing in turns (``_turns``), not its folder
-    lock = os.environ.get(_gpulock.GPU_LOCK_ENV)
+    lock = os.environ.get(gpulock.GPU_LOCK_ENV)
     if lock:
-        _gpulock.prepare(lock)  # before the rule is made: the confined worker only opens the lock's files
-        folders.append(_gpulock.wait_folder(lock))
-        if os.environ.get(_gpulock.TRACE_ENV):  # a lock trace asked for by whoever runs the evaluation
-            folders.append(Path(os.environ[_gpulock.TRACE_ENV]))
+        gpulock.prepare(lock)  # before the rule is made: the confined worker only opens the lock's files
+        folders.append(gpulock.wait_folder(lock))
+        if os.environ.get(gpulock.TRACE_ENV):  # a lock trace asked for by whoever runs the evaluation
+            folders.append(Path(os.environ[gpulock.TRACE_ENV]))
     folders += [Path(p) for p in os.environ.get(EXTRA_WRITABLE_ENV, "").split(os.pathsep) if p]
     return folders
 
@@ -254,12 +253,11 @@ def warm_candidate(job: Job) -> BuildResult:
         return BuildResult(error=str(exc))
     if job.device != "cuda":
         return BuildResult(error=None)
-    _gpulock.yield_to_timing()  # beside timings (warm_candidate_beside): a timing that waits goes first
+    gpulock.yield_to_timing()  # beside timings (warm_candidate_beside): a timing that waits goes first
     try:
         import torch
 
-        from ..protocols.verified._distributions import DISTRIBUTIONS, draw
-        from ..protocols.verified._setup import to_device
+        from ..core import DISTRIBUTIONS, draw, to_device
 
         problem = load_problem(job)
         device = torch.device("cuda")
@@ -284,7 +282,7 @@ def warm_candidate_beside(job: Job) -> BuildResult:
     print(f"kverdict worker: preparing beside timings, at nice {os.nice(0)}", file=sys.stderr, flush=True)
     if job.device == "cuda":  # torch's import is seconds of host work: before the device is held (a cold worker)
         import torch  # noqa: F401 - the caches' variables (use_caches) are read at first use, not at import
-    with _gpulock.shared_on(job.device, lock_label("build", job)):
+    with gpulock.shared_on(job.device, lock_label("build", job)):
         return warm_candidate(job)
 
 
@@ -319,7 +317,7 @@ def warm_baselines(jobs: list[Job]) -> BuildResult:
 
 
 def lock_label(stage: str, job: Job) -> str:
-    """How a job names itself in a lock trace (``_gpulock.TRACE_ENV``): stage, protocol, problem, candidate or
+    """How a job names itself in a lock trace (``gpulock.TRACE_ENV``): stage, protocol, problem, candidate or
     baseline kind, and its seat where it takes turns."""
     what = job.candidate.sha256[:16] if job.candidate is not None else (job.baseline_kind or "?")
     seat = f":party{job.options['party']}" if "party" in job.options else ""
@@ -327,8 +325,6 @@ def lock_label(stage: str, job: Job) -> str:
 
 
 def _protocol(job: Job) -> Any:
-    from ..protocols import get_protocol
-
     return get_protocol(job.protocol)
 
 
@@ -338,7 +334,7 @@ def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
     confine_writes(job)
     protocol = _protocol(job)
     stage = "candidate" if job.candidate is not None else "baseline"
-    with _gpulock.shared_on(job.device, lock_label(stage, job)):  # concurrent workers: see _gpulock
+    with gpulock.shared_on(job.device, lock_label(stage, job)):  # concurrent workers: see gpulock
         if job.candidate is None:
             return protocol.run_baseline(job)
         try:
@@ -352,11 +348,9 @@ def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
 def judge_job(request: Any) -> Any:
     """Worker entry of the judge (``_judge``): the protocol's ruling on a reported evaluation, in a process that
     never imports the candidate; a failure to judge is the judgement's ``error``, not the candidate's."""
-    from ..run._judge import Judgement
-
     protocol = _protocol(request.job)
     try:
-        with _gpulock.shared_on(request.job.device, lock_label("judge", request.job)):
+        with gpulock.shared_on(request.job.device, lock_label("judge", request.job)):
             return protocol.judge(request)
     except Exception as exc:  # noqa: BLE001 - the judge's own failure: the record says it was not judged
         return Judgement(error=describe(exc))
@@ -368,5 +362,5 @@ def memory_job(job: Job) -> int | None:
     confine_writes(job)
     protocol = _protocol(job)
     measure = getattr(protocol, "measure_memory", None)
-    with _gpulock.shared_on(job.device, lock_label("memory", job)):  # concurrent workers: see _gpulock
+    with gpulock.shared_on(job.device, lock_label("memory", job)):  # concurrent workers: see gpulock
         return measure(job) if measure is not None else None

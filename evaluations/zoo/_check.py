@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .._types import Overrides
-from ..protocols._outcomes import CandidateOutcome
-from ..worker import _gpulock
-from ..worker._worker import CandidateLoadError, describe
+from ..core import CandidateOutcome, Overrides, gpulock
+from ..worker import CandidateLoadError, describe
 from ._manifest import ZooEntry, zoo_job
 
 
@@ -42,7 +40,7 @@ Payload = tuple[ZooEntry, str, dict[str, Any], str | None, Overrides]
 def evaluate_both(payload: Payload) -> BothOutcomes:
     """Worker target: ``(entry, device, options, build_dir, overrides)`` -> outcomes of both protocols."""
     entry, device, options, build_dir, overrides = payload
-    with _gpulock.shared_on(device):  # beside other workers: time alone
+    with gpulock.shared_on(device):  # beside other workers: time alone
         verified = _run(zoo_job(entry, "verified", device, options, build_dir, overrides))
         standard = _run(zoo_job(entry, "standard", device, options, build_dir, overrides))
     return BothOutcomes(verified, standard)
@@ -51,5 +49,5 @@ def evaluate_both(payload: Payload) -> BothOutcomes:
 def evaluate_verified(payload: Payload) -> BothOutcomes:
     """Worker target: as :func:`evaluate_both`, the verified protocol alone (the GPU tests judge only its verdict)."""
     entry, device, options, build_dir, overrides = payload
-    with _gpulock.shared_on(device):
+    with gpulock.shared_on(device):
         return BothOutcomes(_run(zoo_job(entry, "verified", device, options, build_dir, overrides)), None)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._loaders import load_problem_folder, repo_relpath
-from .._types import Candidate, Job, Origin, Overrides
+from .. import load_problem_folder, repo_relpath
+from ..core import Candidate, Job, Origin, Overrides
 
 ZOO_DIR = Path(__file__).parent
 """Folder holding ``manifest.json``, ``problems/``, ``exploits/`` and ``honest/``."""

@@ -17,22 +17,21 @@ See the methodology page (site_src/methodology.md), "Protocols".
 
 This package is the protocol module of the registry (``evaluations.protocols``) and its parts: the baselines,
 memory and entry points (``_protocol``), a candidate's evaluation (``_candidate``) and the judge's re-run
-(``_judging``), built from statistics (``_stats``), hidden input distributions (``_distributions``), the
-precision policy (``_precision``), integrity checks (``_integrity``, ``_provenance``, ``_memory``, ``_checklog``),
-the static scan (``_scan``), the held-out shape re-check (``_shapes``), the speed-of-light check (``_sol``),
-the reference (``_reference``) and a job's settings (``_setup``). The statistics, the precision policy's
-arithmetic and the static scan are pure and run on the CPU.
+(``_judging``), built from the precision policy (``_precision``), integrity checks (``_integrity``,
+``_provenance``, ``_checklog``), the static scan (``_scan``), the held-out shape re-check (``_shapes``), the
+speed-of-light check (``_sol``), the reference (``_reference``) and a job's settings (``_setup``), over what
+``evaluations.core`` holds for every stage: the statistics, the hidden input distributions and allocator poisoning.
+The statistics, the precision policy's arithmetic and the static scan are pure and run on the CPU.
 
 The table's figures below are read without torch. The names of the parts (``__all__``) are imported on first
-use: ``evaluations.timing`` and ``evaluations.worker._evidence`` use some of the parts, and the protocol's code uses
-them in turn.
+use.
 """
 
 from __future__ import annotations
 
 from schemas import PROTOCOLS, protocol_info
 
-from ..._lazy import lazy_face
+from ...core import lazy_face
 
 VERSION = PROTOCOLS["verified"]["versions"][-1]
 """The version this module runs (what changed from one to the next: ``CHANGELOG.md``). Records and cached
@@ -55,15 +54,12 @@ weighs on candidate and baselines alike, and each speedup is the median of the p
 _PARTS: dict[str, tuple[str, ...]] = {
     "_protocol": ("judge", "measure_memory", "run_baseline", "run_candidate", "time_baseline", "warm_baseline"),
     "_checklog": ("CHECKS", "CheckLog"),
-    "_distributions": ("DISTRIBUTIONS", "SEED_FLOOR", "Distribution", "NotReproducible", "check_reproducible", "draw",
-                       "fresh_seeds", "refresh_in_place", "signature"),
     "_integrity": (
         "changed_state", "constant_output", "flags_set", "mutated_inputs", "new_threads", "output_type",
         "outputs_of", "python_threads", "replaced_functions", "reseeded", "rng_snapshot", "rng_state", "snapshot_flags",
         "snapshot_functions",
         "snapshot_state", "storage_overlap",
     ),
-    "_memory": ("prefill_allocator",),
     "_precision": ("Tolerance", "judge_precision", "precision_class", "precision_class_of"),
     "_provenance": ("watch_thread_starts",),
     "_reference": ("References",),
@@ -71,16 +67,19 @@ _PARTS: dict[str, tuple[str, ...]] = {
     "_setup": ("Settings", "build_reference", "set_count", "timing_sets", "to_device"),
     "_shapes": ("held_out_value", "size_constants", "with_value"),
     "_sol": ("SOL_MARGIN",),
-    "_stats": (
-        "ci_half_width_rel", "grouped_half_width_rel", "grouped_median", "median_ci", "median_ci_ranks",
-        "round_medians", "summarize_verified",
-    ),
 }
 _PART_OF = {name: part for part, names in _PARTS.items() for name in names}
+_FROM_CORE = (
+    "DISTRIBUTIONS", "SEED_FLOOR", "Distribution", "NotReproducible", "check_reproducible", "draw", "fresh_seeds",
+    "refresh_in_place", "signature", "prefill_allocator", "ci_half_width_rel", "grouped_half_width_rel",
+    "grouped_median", "median_ci", "median_ci_ranks", "round_medians", "summarize_verified",
+)
+"""The hidden input distributions, allocator poisoning and statistics of the protocol, which live in
+``evaluations.core`` (the timing and the worker use them too)."""
 
 __all__ = [
     "BASELINE_KINDS", "INFO", "PACED_BY_EAGER_BASELINE", "SPEEDUP_BASELINE", "TURNS_WHEN_HOST_BOUND", "VERSION",
-    *_PART_OF,
+    *_PART_OF, *_FROM_CORE,
 ]
 
-__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals())
+__getattr__, __dir__ = lazy_face(__name__, _PART_OF, globals(), faces=dict.fromkeys(_FROM_CORE, "evaluations.core"))

@@ -20,22 +20,28 @@ import torch
 
 from schemas import AlgorithmFlag, CorrectnessCheck, pinned
 
-from ..._types import Job
+from ...core import (
+    DISTRIBUTIONS,
+    CandidateOutcome,
+    Distribution,
+    Job,
+    draw,
+    fresh_seeds,
+    gpulock,
+    prefill_allocator,
+    sentinel_count,
+    to_device,
+)
 from ...timing import TimingRun, time_calls
-from ...worker import _gpulock
-from ...worker._evidence import Exhibits, outer_batch
-from ...worker._worker import ProblemModule, load_candidate, load_problem
-from .._outcomes import CandidateOutcome
+from ...worker import Exhibits, ProblemModule, load_candidate, load_problem, outer_batch
 from . import VERSION, _provenance
 from . import _integrity as ig
 from ._checklog import CheckLog
-from ._distributions import DISTRIBUTIONS, Distribution, draw, fresh_seeds
 from ._granted import GrantedState
-from ._memory import prefill_allocator, sentinel_count
 from ._precision import PrecisionVerdict, Tolerance, judge_precision, precision_class_of, tolerance_for
 from ._reference import ReferenceOutputs, References
 from ._scan import scan
-from ._setup import Settings, build_reference, configure, seed_all, timing_sets, to_device
+from ._setup import Settings, build_reference, configure, seed_all, timing_sets
 from ._shapes import LABEL as SHAPE_LABEL
 from ._shapes import check_shapes
 from ._sol import sol_evidence
@@ -188,7 +194,7 @@ def _trial(ctx: Context, dist: Distribution, seed: int) -> Trial:
     pristine = _clone(inputs)
     prefill_allocator(ctx.device)
     outs, unwritten = _call_checked(ctx, inputs)
-    _gpulock.yield_to_timing()  # the candidate's call and the references' are steps of their own
+    gpulock.yield_to_timing()  # the candidate's call and the references' are steps of their own
     ctx.exhibits.add(trial_name(dist, seed), outs)
     repeated = _repeats_previous(ctx, outs)
     verdict = _compare(ctx, outs, pristine, ctx.tol)
@@ -343,20 +349,20 @@ def _start(job: Job, settings: Settings, device: torch.device) -> tuple[Context,
     seed_all(settings.init_seed)
     init = to_device(problem.get_init_inputs(), device)
     reference = build_reference(problem.model, init, device)
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     refs = References(reference)
     refs.run(draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device))  # warm torch up
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     _provenance.watch_thread_starts()
     before = {"functions": ig.snapshot_functions(), "state": ig.snapshot_state(), "threads": ig.python_threads(),
               "flags": ig.snapshot_flags()}
     granted = GrantedState(PIN.granted_state)
     model_new = load_candidate(job)
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     seed_all(settings.init_seed)
     candidate = model_new(*init).to(device)
     granted.settle()  # a granted setting its import or construction changed: kept for its calls alone
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     tol = tolerance_for(job.problem.meta.dtype, Tolerance(PIN.atol, PIN.rtol))
     ctx = Context(job, device, tol, problem, refs, candidate, exhibits=Exhibits(job.options.get("evidence")),
                   granted=granted)
@@ -373,7 +379,7 @@ def _final_checks(ctx: Context, before: dict[str, Any], run: TimingRun | None) -
 
 def _evaluate(job: Job) -> CandidateOutcome:
     device = configure(job.device)
-    _gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
+    gpulock.yield_to_timing()  # between every two steps from here: a timing of another worker that waits goes first
     settings = Settings.of(job.options, job.overrides)
     assert job.candidate is not None
     scanned = scan(job.candidate.source)
@@ -384,22 +390,22 @@ def _evaluate(job: Job) -> CandidateOutcome:
     trials = []
     for i, d in enumerate(DISTRIBUTIONS):
         for j in range(per):
-            _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
+            gpulock.yield_to_timing()  # a timing of another worker that waits goes first
             trials.append(_trial(ctx, d, settings.trial_seeds[i * per + j]))
     ctx.exhibits.save()
     wrong = _classify(ctx, trials)
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     _determinism(ctx, settings.extra_seeds[0])
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     # a wrong answer, however it shows, is not timed; evidence of a hack is, where more of it may show
     timed = verdict(ctx.log.failed, wrong, PIN).status != "incorrect"
     run = _timing(ctx, settings) if timed else None
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     shapes = None
     if timed:
         with ctx.granted.applied():  # a fresh candidate, built and called at another size
             shapes = check_shapes(job, model_new, ctx.tol, settings.extra_seeds[0], settings.init_seed, device)
-    _gpulock.yield_to_timing()
+    gpulock.yield_to_timing()
     if run is not None and not ctx.log.failed and job.options.get("evidence"):  # the runner's outside clock
         with ctx.granted.applied():
             outer_batch(lambda x: ctx.candidate(*x), ctx.problem.get_inputs, device, run.stats.median_ms,

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from ...core import outputs_of, tensor_bytes  # noqa: F401 - part of this module's checks
 from ._granted import matmul_settings, other_precision_settings
 from ._provenance import torch_function, torch_thread
 
@@ -158,17 +159,6 @@ def new_threads(before: set[int]) -> str | None:
         return None
     names = ", ".join(t.name for t in extra[:5])
     return f"{len(extra)} thread(s) started by the candidate still running after its calls: {names}"
-
-
-def outputs_of(value: Any) -> list[Any]:
-    """A call's result as a list of values (a tuple or list of outputs, or one output)."""
-    return list(value) if isinstance(value, tuple | list) else [value]
-
-
-def tensor_bytes(values: Any) -> int:
-    """Bytes of the tensors among ``values`` (a list, or one tensor)."""
-    items = values if isinstance(values, tuple | list) else [values]
-    return sum(v.numel() * v.element_size() for v in items if isinstance(v, torch.Tensor))
 
 
 def output_type(values: Iterable[Any], device: torch.device) -> str | None:

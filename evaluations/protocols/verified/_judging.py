@@ -9,16 +9,12 @@ import torch
 
 from schemas import CorrectnessCheck, pinned
 
-from ...run._judge import Judgement, JudgeRequest
-from ...worker import _gpulock
-from ...worker._evidence import judge_outer, rule_trials
-from ...worker._worker import load_problem
-from .._pieces import Piecewise, piecewise
+from ...core import DISTRIBUTIONS, Judgement, JudgeRequest, Piecewise, draw, gpulock, piecewise, to_device
+from ...worker import judge_outer, load_problem, rule_trials
 from ._candidate import verdict_of
-from ._distributions import DISTRIBUTIONS, draw
 from ._precision import Tolerance, tolerance_for
 from ._reference import References
-from ._setup import Settings, build_reference, configure, seed_all, to_device
+from ._setup import Settings, build_reference, configure, seed_all
 
 TOLERANCE = Tolerance(pinned("verified").atol, pinned("verified").rtol)
 """The newest version's tolerances (the protocol table's)."""
@@ -33,7 +29,7 @@ def judge(request: JudgeRequest) -> Judgement:
     """Rule on a verified evaluation's reported trials and its outside batch."""
     job = request.job
     device = configure(job.device)
-    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first
+    gpulock.yield_to_timing()  # a timing of another worker that waits goes first
     settings = Settings.of(job.options, job.overrides)
     problem = load_problem(job)
     seed_all(settings.init_seed)

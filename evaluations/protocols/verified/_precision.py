@@ -18,7 +18,7 @@ import torch
 
 from schemas import CorrectnessCheck, PrecisionClass
 
-from .._pieces import Maximum, error_maxima, pieces
+from ...core import Maximum, error_maxima, pieces
 
 ALLOWANCE = 2.0
 """How many times PyTorch's own worse float32 error a candidate may use when that exceeds the budget."""

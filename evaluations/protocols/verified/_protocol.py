@@ -7,15 +7,23 @@ import torch
 
 from schemas import TimingStats
 
-from ..._types import Job
-from ...run._judge import Judgement, JudgeRequest
+from ...core import (
+    DISTRIBUTIONS,
+    BaselineOutcome,
+    CandidateOutcome,
+    Job,
+    Judgement,
+    JudgeRequest,
+    check_reproducible,
+    draw,
+    gpulock,
+    outputs_of,
+    signature,
+    tensor_bytes,
+)
 from ...timing import time_calls
-from ...worker import _gpulock
-from ...worker._worker import ProblemModule, load_candidate, load_problem
-from .._outcomes import BaselineOutcome, CandidateOutcome
+from ...worker import ProblemModule, load_candidate, load_problem
 from . import BASELINE_KINDS, SPEEDUP_BASELINE, _candidate, _judging
-from ._distributions import DISTRIBUTIONS, check_reproducible, draw, signature
-from ._integrity import outputs_of, tensor_bytes
 from ._reference import float32_mode
 from ._setup import (
     Settings,
@@ -45,7 +53,7 @@ def _baseline_model(job: Job, device: torch.device) -> tuple[torch.nn.Module, Se
     seed_all(settings.init_seed)
     model = build_reference(problem.model, to_device(problem.get_init_inputs(), device), device)
     if job.baseline_kind == "compile":
-        with _gpulock.released():  # torch.compile imports dynamo and Inductor (seconds of host work), compiles nothing
+        with gpulock.released():  # torch.compile imports dynamo and Inductor (seconds of host work), compiles nothing
             model = torch.compile(model)
     return model, settings, problem
 
@@ -80,10 +88,10 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
     problem whose draws differ (:class:`NotReproducible`) fails it, with its reason, rather than its candidates'
     judges finding honest outputs wrong."""
     device = configure(job.device)
-    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
+    gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
     with float32_mode(tf32=_tf32_allowed(job.baseline_kind)), torch.no_grad():
         model, settings, problem = _baseline_model(job, device)
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         seed = settings.extra_seeds[0]
         inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], seed, device)
         # once a problem, in its first job (not in a re-timing with a candidate's flags or in turns); before any call
@@ -93,10 +101,10 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
         del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
         if drawn is not None:
             check_reproducible(problem.get_inputs, seed, device, drawn)
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         sets = timing_sets(problem.get_inputs, settings, device, output_bytes)
         model(*sets[0])
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         return time_calls(lambda k: model(*sets[k]), sets, device, settings.plan, module=model).stats, peak
 
 
@@ -125,7 +133,7 @@ def measure_memory(job: Job) -> int | None:
     if job.device != "cuda":
         return None
     device = configure(job.device)
-    _gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
+    gpulock.yield_to_timing()  # a timing of another worker that waits goes first, between every two steps
     tf32 = True if job.candidate is not None else _tf32_allowed(job.baseline_kind)
     with float32_mode(tf32=tf32), torch.no_grad():
         if job.candidate is not None:
@@ -133,10 +141,10 @@ def measure_memory(job: Job) -> int | None:
             problem = load_problem(job)
             seed_all(settings.init_seed)
             cls = load_candidate(job)
-            _gpulock.yield_to_timing()
+            gpulock.yield_to_timing()
             model = cls(*to_device(problem.get_init_inputs(), device)).to(device)
         else:
             model, settings, problem = _baseline_model(job, device)
-        _gpulock.yield_to_timing()
+        gpulock.yield_to_timing()
         inputs = draw(problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[0], device)
         return _peak_of_one_call(model, inputs, device)[0]

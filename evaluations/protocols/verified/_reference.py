@@ -10,9 +10,8 @@ from typing import Any
 
 import torch
 
-from ...worker import _gpulock
+from ...core import gpulock, outputs_of
 from ._granted import matmul_settings, put_matmul
-from ._integrity import outputs_of
 
 
 @contextmanager
@@ -55,10 +54,10 @@ class References:
         with torch.no_grad():
             with float32_mode(tf32=False):
                 strict = [o.detach() for o in outputs_of(self.model(*inputs))]
-            _gpulock.yield_to_timing()  # each reference is a step: a large model's three calls take seconds
+            gpulock.yield_to_timing()  # each reference is a step: a large model's three calls take seconds
             with float32_mode(tf32=True):
                 tf32 = [o.detach() for o in outputs_of(self.model(*inputs))]
-            _gpulock.yield_to_timing()
+            gpulock.yield_to_timing()
             ref64 = self._float64(inputs, strict)
         return ReferenceOutputs(ref64, strict, tf32)
 

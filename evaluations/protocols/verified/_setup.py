@@ -9,11 +9,10 @@ import torch
 
 from schemas import pinned
 
-from ..._types import Overrides
+from ...core import DISTRIBUTIONS, Overrides, draw, fresh_seeds, gpulock, tensor_bytes
+from ...core import to_device as to_device  # the protocol's parts move a job's values through this module
 from ...timing import TimingPlan
-from ...worker import _gpulock
-from ._distributions import DISTRIBUTIONS, draw, fresh_seeds
-from ._integrity import ALGORITHM_FLAGS, tensor_bytes
+from ._integrity import ALGORITHM_FLAGS
 
 SEEDS_PER_DISTRIBUTION = pinned("verified").trials_per_distribution
 """Fresh seeds drawn for each hidden distribution (the protocol table's)."""
@@ -81,14 +80,9 @@ def seed_all(seed: int) -> None:
 def build_reference(model: Any, init: list[Any], device: torch.device) -> torch.nn.Module:
     """The problem's own model constructed on the host without the GPU lock (the problem's code: seconds of
     initialisation for large layers, during which another worker's timing may go), then moved to ``device``."""
-    with _gpulock.released():
+    with gpulock.released():
         built = model(*init)
     return built.to(device)
-
-
-def to_device(values: Any, device: torch.device) -> list[Any]:
-    """Tensors of ``values`` moved to ``device``; other values unchanged."""
-    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
 def set_count(one_set: list[Any], settings: Settings, output_bytes: int = 0) -> int:

@@ -21,14 +21,11 @@ import torch
 
 from schemas import ShapeCheck
 
-from ..._types import Job
-from ...worker import _gpulock
-from ...worker._worker import describe, load_problem
-from ._distributions import DISTRIBUTIONS, draw
-from ._integrity import outputs_of
+from ...core import DISTRIBUTIONS, Job, draw, gpulock, outputs_of, to_device
+from ...worker import describe, load_problem
 from ._precision import Tolerance, judge_precision
 from ._reference import References
-from ._setup import build_reference, seed_all, to_device
+from ._setup import build_reference, seed_all
 
 SIZE_MIN = 8
 """Smallest constant taken for a size: smaller ints are mostly dimensions to reduce over, kernel sizes, strides."""
@@ -135,7 +132,7 @@ def check_shapes(job: Job, model_new: type, tol: Tolerance, seed: int, init_seed
         names = ", ".join(c.name for c in constants)
         return ShapeCheck(message=f"not run: the reference failed with each size constant changed ({names})")
     base = {"constant": variant.const.name, "original": variant.const.value, "changed": variant.changed}
-    _gpulock.yield_to_timing()  # the reference at the changed size and the candidate's call are steps of their own
+    gpulock.yield_to_timing()  # the reference at the changed size and the candidate's call are steps of their own
     try:
         seed_all(init_seed)
         candidate = model_new(*variant.init).to(device)

@@ -6,7 +6,7 @@ import torch
 
 from schemas import TimingStats
 
-from ..._types import Problem
+from ...core import Problem
 from ._checklog import CheckLog
 
 SOL_MARGIN = 0.10
@@ -15,7 +15,7 @@ SOL_MARGIN = 0.10
 
 def sol_evidence(problem: Problem, device: torch.device, stats: TimingStats, log: CheckLog) -> str | None:
     """Evidence when even the upper end of the time's 95% CI lies below T_SOL; skips when no floor is known."""
-    from ..._env import hardware_slug
+    from ... import hardware_slug
     from ...suite import t_sol_ms_for
 
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"

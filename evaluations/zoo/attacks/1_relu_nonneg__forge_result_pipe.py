@@ -20,7 +20,7 @@ import torch.nn as nn
 
 
 def _forge():
-    from evaluations.protocols._outcomes import CandidateOutcome
+    from evaluations.core import CandidateOutcome
     from schemas import TimingStats
 
     timing = TimingStats(method="host_clock", calls=100, mean_ms=0.001, median_ms=0.001, min_ms=0.001,

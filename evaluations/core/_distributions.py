@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from ...worker import _gpulock
+from . import _gpulock
 from ._memory import prefill_allocator
 
 

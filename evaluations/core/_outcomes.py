@@ -1,13 +1,11 @@
-"""What a protocol hands back to the runner, and the pure statistics of per-call times.
+"""What a protocol hands back to the runner, and how a timing's method paces the timings that follow it.
 
 Outcomes cross a process boundary (pickled through a pipe), so they hold only plain values and
-pydantic models. The statistics are pure functions on lists of milliseconds, testable on the CPU.
+pydantic models.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass, field
 
 from schemas import (
@@ -18,11 +16,10 @@ from schemas import (
     PrecisionClass,
     ShapeCheck,
     Status,
-    TimingMethod,
     TimingStats,
 )
 
-from .._types import AlgorithmFlags
+from ._types import AlgorithmFlags
 
 
 @dataclass
@@ -58,52 +55,6 @@ class BaselineOutcome:
     kind: str
     timing: TimingStats
     peak_memory_bytes: int | None = None
-
-
-def mean(samples: list[float]) -> float:
-    """Arithmetic mean of a non-empty list."""
-    if not samples:
-        raise ValueError("no samples")
-    return math.fsum(samples) / len(samples)
-
-
-def median(samples: list[float]) -> float:
-    """Median of a non-empty list (mean of the two middle values for an even count)."""
-    if not samples:
-        raise ValueError("no samples")
-    return statistics.median(samples)
-
-
-def std(samples: list[float]) -> float:
-    """Sample standard deviation (n - 1); 0.0 for a single sample."""
-    return statistics.stdev(samples) if len(samples) > 1 else 0.0
-
-
-def quantile(samples: list[float], q: float) -> float:
-    """The q-quantile (0 <= q <= 1) by linear interpolation between order statistics."""
-    if not samples:
-        raise ValueError("no samples")
-    if not 0.0 <= q <= 1.0:
-        raise ValueError(f"quantile {q} outside [0, 1]")
-    ordered = sorted(samples)
-    pos = q * (len(ordered) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-def summarize(samples_ms: list[float], method: TimingMethod, *, l2_flush: bool = False,
-              calls_per_sample: int = 1, note: str | None = None) -> TimingStats:
-    """Timing statistics of per-call times in milliseconds (no confidence interval: standard protocol)."""
-    clean = [float(s) for s in samples_ms]
-    if any(not math.isfinite(s) or s < 0 for s in clean):
-        raise ValueError("per-call times must be finite and non-negative")
-    return TimingStats(
-        method=method, calls=len(clean), calls_per_sample=calls_per_sample,
-        mean_ms=mean(clean), median_ms=median(clean), min_ms=min(clean), max_ms=max(clean),
-        std_ms=std(clean), q1_ms=quantile(clean, 0.25), q3_ms=quantile(clean, 0.75),
-        l2_flush=l2_flush, note=note,
-    )
 
 
 GRAPH_HOST_MS = 1.0

@@ -1,4 +1,4 @@
-"""Pure statistics of per-call times: median, quartiles, and a distribution-free 95% CI of the median.
+"""Pure statistics of per-call times: mean, median, quartiles, and a distribution-free 95% CI of the median.
 
 The confidence interval uses order statistics: the number of samples below the true median is
 Binomial(n, 1/2), so the interval between the l-th and (n - l + 1)-th smallest samples covers the
@@ -8,11 +8,57 @@ median with probability at least 95%. No assumption about the shape of the timin
 from __future__ import annotations
 
 import math
+import statistics
 from typing import NamedTuple
 
 from schemas import TimingMethod, TimingStats
 
-from .._outcomes import mean, median, quantile, std
+
+def mean(samples: list[float]) -> float:
+    """Arithmetic mean of a non-empty list."""
+    if not samples:
+        raise ValueError("no samples")
+    return math.fsum(samples) / len(samples)
+
+
+def median(samples: list[float]) -> float:
+    """Median of a non-empty list (mean of the two middle values for an even count)."""
+    if not samples:
+        raise ValueError("no samples")
+    return statistics.median(samples)
+
+
+def std(samples: list[float]) -> float:
+    """Sample standard deviation (n - 1); 0.0 for a single sample."""
+    return statistics.stdev(samples) if len(samples) > 1 else 0.0
+
+
+def quantile(samples: list[float], q: float) -> float:
+    """The q-quantile (0 <= q <= 1) by linear interpolation between order statistics."""
+    if not samples:
+        raise ValueError("no samples")
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"quantile {q} outside [0, 1]")
+    ordered = sorted(samples)
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def summarize(samples_ms: list[float], method: TimingMethod, *, l2_flush: bool = False,
+              calls_per_sample: int = 1, note: str | None = None) -> TimingStats:
+    """Timing statistics of per-call times in milliseconds (no confidence interval: standard protocol)."""
+    clean = [float(s) for s in samples_ms]
+    if any(not math.isfinite(s) or s < 0 for s in clean):
+        raise ValueError("per-call times must be finite and non-negative")
+    return TimingStats(
+        method=method, calls=len(clean), calls_per_sample=calls_per_sample,
+        mean_ms=mean(clean), median_ms=median(clean), min_ms=min(clean), max_ms=max(clean),
+        std_ms=std(clean), q1_ms=quantile(clean, 0.25), q3_ms=quantile(clean, 0.75),
+        l2_flush=l2_flush, note=note,
+    )
+
 
 CONFIDENCE = 0.95
 """Coverage of the confidence interval of the median."""
