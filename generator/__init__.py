@@ -18,6 +18,7 @@ from ._pages import (
     integrity,
     leaderboard,
     model_pages,
+    verdict_reasons,
 )
 from ._physics import Ceiling, Floors, OutputSize, check
 from ._record_pages import render_record_page, timing_row
@@ -29,5 +30,6 @@ __all__ = [
     "ATTACKS", "COLUMNS", "Aggregates", "BuildData", "Ceiling", "Floors", "OutputSize", "PageTarget", "SiteData", "Spec",
     "aggregate", "build_data", "charts", "check", "claims", "default_selection", "faithfulness", "headline", "integrity",
     "leaderboard", "load", "load_rows", "model_pages", "physics_rows", "queries", "read_attacks", "read_self_speedup",
-    "read_suites", "record_files", "render_record_page", "rows_table", "timing_row", "write_specs",
+    "read_suites", "record_files", "render_record_page", "rows_table", "timing_row", "verdict_reasons",
+    "write_specs",
 ]

@@ -16,7 +16,7 @@ from ._attacks import ATTACKS, read_attacks
 from ._downloads import FILES
 from ._inputs import excluded_rows, read_audit_reports, read_audits, read_manifest, read_self_speedup
 from ._load import PageTarget, load_rows
-from ._pages import SiteData, all_pages, faithfulness, headline, problem_source_index
+from ._pages import SiteData, all_pages, faithfulness, headline, problem_source_index, verdict_reasons
 from ._physics import Floors, check, output_sizes, read_ceilings
 from ._record_pages import RecordContext, write_record_page
 from ._sql import aggregate
@@ -37,6 +37,8 @@ class BuildData:
     headline: str
     faithfulness: str = ""
     """HTML of the methodology page's timing-faithfulness tables."""
+    verdict_reasons: str = ""
+    """HTML of the methodology page's table of verified records by status and reason."""
     timings_s: dict[str, float] = field(default_factory=dict)
 
 
@@ -111,4 +113,4 @@ def build_data(records_dir: Path, repo_root: Path, site_dir: Path | None = None,
         _badge_pages(site_dir, records_dir, repo_root, site, by_path, context)
     pages = all_pages(site, FILES)
     timings["render"] = time.perf_counter() - start
-    return BuildData(loaded.table, site, pages, headline(site), faithfulness(site), timings)
+    return BuildData(loaded.table, site, pages, headline(site), faithfulness(site), verdict_reasons(site), timings)

@@ -29,6 +29,8 @@ HEADLINE_MARKER = "<!-- kverdict:headline -->"
 """Placeholder in site_src/index.md replaced by the headline table."""
 FAITHFULNESS_MARKER = "<!-- kverdict:faithfulness -->"
 """Placeholder in site_src/methodology.md replaced by the timing-faithfulness tables."""
+VERDICT_REASONS_MARKER = "<!-- kverdict:verdict-reasons -->"
+"""Placeholder in site_src/methodology.md replaced by the verified records by status and reason."""
 REPOSITORY_MARKER = "<!-- kverdict:repository -->"
 """Placeholder in site_src/index.md replaced by where the repository lives and how to clone it."""
 DATASETS_ENV = "KVERDICT_DATASETS"
@@ -147,10 +149,12 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Put the headline and the repository into the home page and the faithfulness tables into the methodology page."""
+    """Put the headline and the repository into the home page, the faithfulness and verdict tables into the methodology
+    page."""
     data = _state.get("data")
     if isinstance(data, BuildData):
-        markdown = markdown.replace(HEADLINE_MARKER, data.headline).replace(FAITHFULNESS_MARKER, data.faithfulness)
+        markdown = (markdown.replace(HEADLINE_MARKER, data.headline).replace(FAITHFULNESS_MARKER, data.faithfulness)
+                    .replace(VERDICT_REASONS_MARKER, data.verdict_reasons))
     url = _state.get("repository")
     return markdown.replace(REPOSITORY_MARKER, repository_html(url if isinstance(url, str) else None))
 

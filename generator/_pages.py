@@ -146,6 +146,27 @@ def faithfulness(data: SiteData) -> str:
     return _render(data, "faithfulness.html.j2", "methodology/", groups=sorted(groups.items()))
 
 
+VERDICT_STATUSES = ("correct", "incorrect", "hacked", "compile_error", "runtime_error", "timeout")
+"""The verdict table's status columns, in order."""
+
+
+def verdict_reasons(data: SiteData) -> str:
+    """HTML of the methodology page's table of verified records by status and, for incorrect ones, by reason."""
+    groups: dict[tuple[str, str, str], dict] = {}
+    for r in data.agg.verdict_reasons:
+        key = (r["model"], r["hardware"], r["protocol_version"])
+        g = groups.setdefault(key, {"model": key[0], "hardware": key[1], "version": key[2], "total": 0,
+                                    "by_status": defaultdict(int), "reasons": []})
+        g["total"] += r["records"]
+        g["by_status"][r["status"]] += r["records"]
+        if r["status"] == "incorrect":
+            g["reasons"].append((r["reason"], r["records"]))
+    for g in groups.values():
+        g["reasons"].sort(key=lambda x: (-x[1], x[0]))
+    return _render(data, "verdict_reasons.html.j2", "methodology/", groups=[groups[k] for k in sorted(groups)],
+                   statuses=VERDICT_STATUSES)
+
+
 LEADERBOARD_PROTOCOLS = ("verified", "standard")
 """The leaderboard's tabs, in order; the first with rows is the one it opens on."""
 

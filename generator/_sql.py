@@ -67,6 +67,7 @@ class Aggregates:
     claim_kernels: list[dict] = field(default_factory=list)
     claims: list[dict] = field(default_factory=list)
     coverage: list[dict] = field(default_factory=list)
+    verdict_reasons: list[dict] = field(default_factory=list)
 
 
 def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
@@ -126,6 +127,7 @@ ORDER = {
     "claim_kernels": "hardware, suite, model, level, problem_id",
     "claims": "hardware, suite, model, level",
     "coverage": "hardware, suite, model, protocol",
+    "verdict_reasons": "hardware, model, protocol_version, status, reason",
 }
 
 
