@@ -67,6 +67,11 @@ class Aggregates:
     claim_kernels: list[dict] = field(default_factory=list)
     claims: list[dict] = field(default_factory=list)
     coverage: list[dict] = field(default_factory=list)
+    ranking: list[dict] = field(default_factory=list)
+    suite_overlap: list[dict] = field(default_factory=list)
+    suite_pairs: list[dict] = field(default_factory=list)
+    shared_speedups: list[dict] = field(default_factory=list)
+    provenance: list[dict] = field(default_factory=list)
 
 
 def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
@@ -126,6 +131,11 @@ ORDER = {
     "claim_kernels": "hardware, suite, model, level, problem_id",
     "claims": "hardware, suite, model, level",
     "coverage": "hardware, suite, model, protocol",
+    "ranking": "hardware, protocol, suite, level, rank, model",
+    "suite_overlap": "suite_a, suite_b, level_a, id_a, level_b, id_b",
+    "suite_pairs": "suite_a, suite_b",
+    "shared_speedups": "suite_a, suite_b, hardware, protocol, suite, model",
+    "provenance": "hardware, suite, model, protocol",
 }
 
 
