@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generator"))
-from _factory import FIXTURE_MODEL, IMPOSSIBLE_MODEL, XSS_MODEL, reader_fixture  # noqa: E402
+from _factory import FIXTURE_MODEL, IMPOSSIBLE_MODEL, SEARCHED_PROBLEM, XSS_MODEL, reader_fixture  # noqa: E402
 from _sitebuild import ROOT, mkdocs_build  # noqa: E402
 
 from generator import Spec, write_specs  # noqa: E402
@@ -31,6 +31,14 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 SERVE_START_S = 180
 """Longest wait for ``mkdocs serve`` to answer (its first build included)."""
 NARROW = {"width": 390, "height": 844}
+AXE = Path(__file__).with_name("axe.min.js")
+"""axe-core 4.14.1, minified (its licence: axe.LICENSE), injected into the pages it checks."""
+AXE_PAGES = ["", "leaderboard/", "charts/", "models/", "models/alpha/", "claims/", "integrity/", "methodology/",
+             "problems/kernelverdict/level-1/0001-problem_1_1/"]
+
+
+def _is_contrast_or_name(rule: str) -> bool:
+    return rule in ("color-contrast", "link-in-text-block", "label", "document-title") or rule.endswith("-name")
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")]
@@ -481,3 +489,32 @@ def test_a_model_page_has_one_row_per_problem_sorted_by_the_loss_and_a_text_filt
     assert table.locator("tbody tr:visible").count() == 1
     box.fill("")
     assert table.locator("tbody tr:visible").count() == 4
+
+
+def test_the_site_search_splits_kernelbench_names_on_underscores(page, built_url):
+    page.goto(built_url)
+    page.locator("input.md-search__input").fill("layernorm")
+    hit = page.locator(".md-search-result__item a", has_text=SEARCHED_PROBLEM).first
+    hit.wait_for(timeout=15000)
+    assert "/level-1/0040-" in hit.get_attribute("href")
+    assert page.locator(".md-search[role=dialog]").get_attribute("aria-label") == "Search the site"
+
+
+@pytest.mark.parametrize("scheme", ["default", "slate"])
+def test_axe_finds_no_contrast_or_name_violation_on_the_main_pages(page, built_url, scheme):
+    """Contrast is measured on the settled palette: transitions are switched off, so no colour is caught halfway."""
+    script = AXE.read_text(encoding="utf-8")
+    found = {}
+    for path in AXE_PAGES:
+        page.goto(built_url + path)
+        _set_scheme(page, scheme)
+        if path == "charts/":
+            _charts_drawn(page)
+        page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
+        page.add_script_tag(content=script)
+        violations = page.evaluate("axe.run(document, {resultTypes: ['violations']}).then(r => r.violations.map("
+                                   "v => [v.id, v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + n.failureSummary)]))")
+        bad = [v for v in violations if _is_contrast_or_name(v[0])]
+        if bad:
+            found[path or "/"] = bad
+    assert found == {}, found
