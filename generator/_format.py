@@ -35,3 +35,12 @@ def human_bytes(value: int | None) -> str:
             return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GiB"
+
+
+_TITLE_SAFE = str.maketrans({"<": "‹", ">": "›", "&": "＆", '"': "”"})
+
+
+def title_text(value: str) -> str:
+    """Text for a page's front-matter title: the theme strips tags from a title and unescapes it into <title>, so
+    characters that could end that element or start an entity are replaced by look-alikes."""
+    return str(value).translate(_TITLE_SAFE)

@@ -22,6 +22,7 @@ from schemas import SCHEMA_DIR, RecordError
 
 from ._build import BuildData, build_data
 from ._downloads import write_downloads
+from ._search import add_record_pages
 
 log = logging.getLogger("mkdocs.plugins.kverdict")
 
@@ -159,17 +160,25 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     return markdown.replace(REPOSITORY_MARKER, repository_html(url if isinstance(url, str) else None))
 
 
+SEARCH_DIALOG = 'class="md-search" data-md-component="search" role="dialog"'
+"""The theme's search dialog, which it leaves without a name; ``on_post_page`` names it."""
+
+
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    """Put the large blocks of a generated page (kept out of its Markdown) into the finished HTML."""
+    """Put the large blocks of a generated page (kept out of its Markdown) into the finished HTML; name the search
+    dialog for assistive technology."""
     data = _state.get("data")
+    output = output.replace(SEARCH_DIALOG, SEARCH_DIALOG + ' aria-label="Search the site"', 1)
     return data.site.slots.fill(output) if isinstance(data, BuildData) else output
 
 
 def on_post_build(config: MkDocsConfig) -> None:
-    """Write the downloads (records as Parquet and CSV, aggregates as JSON, JSON Schemas)."""
+    """Write the downloads (records as Parquet and CSV, aggregates as JSON, JSON Schemas) and put the record pages
+    into the search index."""
     data = _state.get("data")
     if isinstance(data, BuildData):
         write_downloads(Path(config.site_dir), data.records, data.site.agg)
+        add_record_pages(Path(config.site_dir), data.records)
 
 
 def on_serve(server, config: MkDocsConfig, builder) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jinja2
 
-from ._format import human_bytes, ms, num, pct, times
+from ._format import human_bytes, ms, num, pct, times, title_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -17,5 +17,5 @@ def environment() -> jinja2.Environment:
     """The Jinja environment of every generated page; autoescape is on for all templates."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    env.filters.update(ms=ms, x=times, bytes=human_bytes, pct=pct, num=num)
+    env.filters.update(ms=ms, x=times, bytes=human_bytes, pct=pct, num=num, title_text=title_text)
     return env

@@ -22,10 +22,14 @@ from markupsafe import Markup
 from schemas import AuditReport
 
 from ._attacks import Attack
+from ._board import COLUMNS as BOARD_COLUMNS
+from ._board import columns_of
 from ._charts import chart_attr, claims_chart, dumbbell_chart, fast_p_chart, has_data, memory_chart
 from ._datasets import problem_files
+from ._headline import PROTOCOL_ORDER, headline_lines
 from ._inputs import Finding
 from ._jinja import environment
+from ._pairs import problem_pairs
 from ._sql import Aggregates
 from ._suites import Suites
 from ._urls import model_doc, model_url, problem_doc, problem_url, up_to_root
@@ -122,19 +126,15 @@ def _badges(data: SiteData) -> dict[str, dict]:
 
 
 def headline(data: SiteData) -> str:
-    """HTML of the home page's headline: one sentence per dataset, the standard -> verified drop (per model
-    where public models have verified records, else on the project's own zoo and honest kernels), and the
-    table of standard vs verified speedup per model."""
+    """HTML of the home page's headline: one line per dataset (claimed -> standard -> verified, with CIs and n), then
+    the standard -> verified drop (per model where public models have verified records, else on the project's own
+    zoo and honest kernels)."""
     drops = {(d["hardware"], d["suite"], d["model"]): d for d in data.agg.drop if d["level"] == 0}
-    rows: dict[tuple, dict] = defaultdict(dict)
-    for r in data.agg.summary:
-        if r["level"] == 0:
-            rows[(r["hardware"], r["suite"], r["model"])][r["protocol"]] = r
-    claims = {(c["hardware"], c["suite"], c["model"]): c for c in data.agg.claims if c["level"] == 0}
     honest = [z for z in data.agg.zoo if z["kind"] != "exploit" and z["standard_speedup"] and z["verified_speedup"]]
     exploits = [z for z in data.agg.zoo if z["kind"] == "exploit" and z["standard_status"] == "correct"
                 and z["verified_status"] == "hacked"]
-    return _render(data, "headline.html.j2", "", rows=sorted(rows.items()), drops=drops, claims=claims,
+    return _render(data, "headline.html.j2", "", lines=headline_lines(data.agg), drops=drops,
+                   protocol_order=PROTOCOL_ORDER,
                    honest=sorted(honest, key=lambda z: z["verified_speedup"] / z["standard_speedup"]), exploits=exploits)
 
 
@@ -167,12 +167,12 @@ def verdict_reasons(data: SiteData) -> str:
                    statuses=VERDICT_STATUSES)
 
 
-LEADERBOARD_PROTOCOLS = ("verified", "standard")
-"""The leaderboard's tabs, in order; the first with rows is the one it opens on."""
+LEADERBOARD_PROTOCOLS: tuple[str, ...] = tuple(reversed(PROTOCOL_ORDER))
+"""The leaderboard's tabs, strictest protocol first; the first with rows is the one it opens on."""
 
 
 class Selection(NamedTuple):
-    """The leaderboard's initial choice of protocol tab, hardware, suite and level."""
+    """The leaderboard's initial choice of protocol tab, hardware, suite and level ("" = all of them)."""
 
     protocol: str
     hardware: str
@@ -181,30 +181,32 @@ class Selection(NamedTuple):
 
 
 def default_selection(summary: list[dict]) -> Selection | None:
-    """The selection the leaderboard opens on: the first protocol (verified before standard) that has
-    rows, on its hardware x suite with the most models at level "all" (ties: alphabetical); None when empty."""
+    """The selection the leaderboard opens on: the first protocol (strictest first) that has rows, on every
+    hardware and every suite at level "all", so each dataset shows; None when empty."""
     for proto in LEADERBOARD_PROTOCOLS:
-        counts: dict[tuple, int] = defaultdict(int)
-        for r in summary:
-            if r["protocol"] == proto and r["level"] == 0:
-                counts[(r["hardware"], r["suite"])] += 1
-        if counts:
-            hardware, suite = min(counts, key=lambda k: (-counts[k], k))
-            return Selection(proto, hardware, suite, 0)
+        if any(r["protocol"] == proto and r["level"] == 0 for r in summary):
+            return Selection(proto, "", "", 0)
     return None
 
 
 def leaderboard(data: SiteData) -> str:
-    """Markdown of the leaderboard page."""
+    """Markdown of the leaderboard page: every dataset by default, each ranked within its suite."""
     summary = data.agg.summary
     ci = {(r["hardware"], r["protocol"], r["suite"], r["model"], r["level"]): r for r in data.agg.speedup_ci}
-    filled = {p: {(r["hardware"], r["suite"], r["level"]) for r in summary if r["protocol"] == p}
-              for p in LEADERBOARD_PROTOCOLS}
-    return _render(data, "leaderboard.md.j2", "leaderboard/", summary=summary, ci=ci,
+    ranks = {(r["hardware"], r["protocol"], r["suite"], r["level"], r["model"]): r for r in data.agg.ranking}
+    rows = sorted(summary, key=lambda r: (r["hardware"], r["suite"], r["level"],
+                                          ranks[(r["hardware"], r["protocol"], r["suite"], r["level"], r["model"])]["rank"],
+                                          r["model"]))
+    filled = {p: {r["level"] for r in summary if r["protocol"] == p} for p in LEADERBOARD_PROTOCOLS}
+    ranked = {(r["hardware"], r["suite"], r["model"]) for r in summary}
+    provenance = [p for p in data.agg.provenance if (p["hardware"], p["suite"], p["model"]) in ranked]
+    return _render(data, "leaderboard.md.j2", "leaderboard/", summary=summary, rows=rows, ci=ci, ranks=ranks,
                    hardware=_combos(summary, "hardware"), suites=_combos(summary, "suite"),
                    levels=sorted({r["level"] for r in summary}), excluded=data.excluded,
-                   impossible=[r for r in data.agg.best if r["impossible"]],
-                   protocols=LEADERBOARD_PROTOCOLS, default=default_selection(summary), filled=filled)
+                   impossible=[r for r in data.agg.best if r["impossible"]], columns=BOARD_COLUMNS,
+                   columns_of=columns_of, protocols=LEADERBOARD_PROTOCOLS, default=default_selection(summary),
+                   filled=filled, provenance=provenance, pairs=data.agg.suite_pairs, overlap=data.agg.suite_overlap,
+                   shared=data.agg.shared_speedups)
 
 
 def charts(data: SiteData) -> str:
@@ -241,10 +243,12 @@ def model_pages(data: SiteData) -> dict[str, str]:
         best[r["model"]].append(r)
     for r in data.agg.drop:
         drops[r["model"]].append(r)
-    badges = _badges(data)
+    provenance = defaultdict(list)
+    for r in data.agg.provenance:
+        provenance[r["model"]].append(r)
     pages = {model_doc(m): _render(data, "model.md.j2", model_url(m), model=m, summary=summary[m], best=best[m],
-                                   drops=drops[m], badges=badges, fixture=m in data.fixtures,
-                                   zoo=data.fixtures.get(m, False))
+                                   drops=drops[m], pairs=problem_pairs(best[m]), provenance=provenance[m],
+                                   fixture=m in data.fixtures, zoo=data.fixtures.get(m, False))
              for m in sorted(set(summary) | set(best))}
     pages["models/index.md"] = _render(data, "models_index.md.j2", "models/", models=sorted(set(summary) | set(best)),
                                        summary=[r for r in data.agg.summary if r["level"] == 0])

@@ -68,6 +68,11 @@ class Aggregates:
     claims: list[dict] = field(default_factory=list)
     coverage: list[dict] = field(default_factory=list)
     verdict_reasons: list[dict] = field(default_factory=list)
+    ranking: list[dict] = field(default_factory=list)
+    suite_overlap: list[dict] = field(default_factory=list)
+    suite_pairs: list[dict] = field(default_factory=list)
+    shared_speedups: list[dict] = field(default_factory=list)
+    provenance: list[dict] = field(default_factory=list)
 
 
 def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: list[dict] | None = None,
@@ -128,6 +133,11 @@ ORDER = {
     "claims": "hardware, suite, model, level",
     "coverage": "hardware, suite, model, protocol",
     "verdict_reasons": "hardware, model, protocol_version, status, reason",
+    "ranking": "hardware, protocol, suite, level, rank, model",
+    "suite_overlap": "suite_a, suite_b, level_a, id_a, level_b, id_b",
+    "suite_pairs": "suite_a, suite_b",
+    "shared_speedups": "suite_a, suite_b, hardware, protocol, suite, model",
+    "provenance": "hardware, suite, model, protocol",
 }
 
 

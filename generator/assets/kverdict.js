@@ -106,6 +106,16 @@
     rows.forEach(function (r) { body.appendChild(r); });
   }
 
+  /* A header's label goes into a button, so each sortable column is reached with Tab and sorted with Enter or
+   * Space; the header keeps aria-sort, which a screen reader announces. */
+  function sortButton(th) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "kv-sort-button";
+    while (th.firstChild) button.appendChild(th.firstChild);
+    th.appendChild(button);
+  }
+
   function initTables() {
     var wanted = params().get("sort");
     document.querySelectorAll("table.kv-sortable").forEach(function (table) {
@@ -114,7 +124,7 @@
       var inUrl = table.classList.contains("kv-leaderboard");
       table.querySelectorAll("thead th").forEach(function (th, i) {
         th.classList.add("kv-sort");
-        th.setAttribute("role", "button");
+        sortButton(th);
         th.addEventListener("click", function () {
           var ascending = th.getAttribute("aria-sort") !== "ascending";
           if (inUrl) {
@@ -132,13 +142,38 @@
     });
   }
 
+  /* Every long table (and one marked kv-filterable) gets a text box above it that keeps the rows containing
+   * its text; the leaderboard has its own filters. */
+  var LONG_TABLE_ROWS = 15;
+  function initTextFilters() {
+    document.querySelectorAll("table.kv-table").forEach(function (table) {
+      var body = table.tBodies[0];
+      if (!body || table.dataset.kvText || table.classList.contains("kv-leaderboard")) return;
+      if (body.rows.length <= LONG_TABLE_ROWS && !table.classList.contains("kv-filterable")) return;
+      table.dataset.kvText = "1";
+      var box = document.createElement("input");
+      box.type = "search";
+      box.className = "kv-text-filter";
+      box.placeholder = "Filter rows";
+      box.setAttribute("aria-label", "Filter the rows of this table");
+      var anchor = table.closest(".kv-scroll") || table;
+      anchor.parentNode.insertBefore(box, anchor);
+      box.addEventListener("input", function () {
+        var want = box.value.trim().toLowerCase();
+        Array.prototype.forEach.call(body.rows, function (tr) {
+          tr.classList.toggle("kv-filtered-out", want !== "" && tr.textContent.toLowerCase().indexOf(want) < 0);
+        });
+      });
+    });
+  }
+
   function applyFilters() {
     var want = {};
     document.querySelectorAll("select.kv-filter").forEach(function (s) { want[s.dataset.key] = s.value; });
     document.querySelectorAll("table.kv-leaderboard").forEach(function (table) {
       var shown = 0;
       table.querySelectorAll("tbody tr").forEach(function (tr) {
-        var show = Object.keys(want).every(function (k) { return tr.dataset[k] === want[k]; });
+        var show = Object.keys(want).every(function (k) { return want[k] === "" || tr.dataset[k] === want[k]; });
         tr.hidden = !show;
         if (show) shown += 1;
       });
@@ -211,6 +246,7 @@
     initTabs();
     initPrecision();
     initTables();
+    initTextFilters();
     initFilters();
     initCharts();
     watchPalette();

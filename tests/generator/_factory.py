@@ -11,6 +11,8 @@ XSS_MODEL = '<script>window.__kv_pwned = 1</script><img src=x onerror="window.__
 """A model name that would run script if any page inserted it as HTML."""
 IMPOSSIBLE_MODEL = "gamma"
 """A model with one standard record whose time is physically impossible."""
+SEARCHED_PROBLEM = "40_LayerNorm"
+"""A problem named the KernelBench way, which the site search finds by "layernorm"."""
 FIXTURE_MODEL = "harness-examples"
 """Records of the project's own test fixtures (provider ``kernelverdict``)."""
 
@@ -75,6 +77,8 @@ def reader_fixture(root: Path) -> Path:
         Spec(model=IMPOSSIBLE_MODEL, problem_id=0, protocol="standard", speedup=1.2),
         *(Spec(model=FIXTURE_MODEL, provider="kernelverdict", problem_id=pid, protocol=proto, speedup=9.0,
                vs_eager_fp32=9.0 if proto == "verified" else None) for pid in (0, 1) for proto in ("standard", "verified")),
+        Spec(model=FIXTURE_MODEL, provider="kernelverdict", problem_id=40, problem_name=SEARCHED_PROBLEM,
+             protocol="standard", speedup=1.1),
     ])
     audit_path = root / "_audits" / "h200" / "kernelverdict.json"
     audit = json.loads(audit_path.read_text(encoding="utf-8"))

@@ -46,18 +46,17 @@ def no_rows_message(html: str, protocol: str) -> str:
     return re.search(rf'<p class="kv-empty kv-no-rows" data-protocol="{protocol}"[^>]*>', html).group(0)
 
 
-def test_default_selection_prefers_verified_then_the_hardware_and_suite_with_most_models():
+def test_default_selection_opens_on_every_dataset_of_the_strictest_protocol_with_rows():
     rows = [row("A", 0, "standard", hardware="a100"), row("B", 0, "standard", hardware="a100"),
-            row("A", 0, hardware="h200", suite="zz"), row("B", 0, hardware="h200", suite="zz"),
-            row("C", 0, hardware="a100", suite="kv")]
+            row("A", 0, hardware="h200", suite="zz"), row("C", 0, hardware="a100", suite="kv")]
     sel = default_selection(aggregate(rows_table(rows)).summary)
-    assert (sel.protocol, sel.hardware, sel.suite, sel.level) == ("verified", "h200", "zz", 0)
+    assert (sel.protocol, sel.hardware, sel.suite, sel.level) == ("verified", "", "", 0)
 
 
 def test_default_selection_falls_back_to_standard_and_to_none():
     rows = [row("A", 0, "standard", hardware="a100"), row("A", 1, "standard", hardware="h200", suite="other")]
     sel = default_selection(aggregate(rows_table(rows)).summary)
-    assert (sel.protocol, sel.hardware, sel.suite) == ("standard", "a100", "kv")
+    assert (sel.protocol, sel.hardware, sel.suite) == ("standard", "", "")
     assert default_selection([]) is None
 
 
@@ -67,7 +66,32 @@ def test_leaderboard_without_verified_records_opens_on_standard_and_says_verifie
     assert " hidden" not in no_rows_message(html, "verified")  # visible even before the script runs
     assert " hidden" in no_rows_message(html, "standard")
     assert "No verified records for this selection" in html
-    assert '<option value="kv" selected>' in html and '<option value="0" selected>' in html
+    assert '<option value="" selected>all suites</option>' in html and '<option value="0" selected>' in html
+
+
+def test_the_leaderboard_ranks_within_a_suite_by_fast_1_and_only_where_several_models_are():
+    rows = [row("A", pid, vs_eager=1.5) for pid in range(2)] + [row("B", 0, vs_eager=3.0)]  # B: faster, fewer
+    rows += [row("C", 0, suite="solo")]
+    site = SiteData(agg=aggregate(rows_table(rows)))
+    ranks = {(r["suite"], r["model"]): (r["rank"], r["models"]) for r in site.agg.ranking if r["level"] == 0}
+    assert ranks == {("kv", "A"): (1, 2), ("kv", "B"): (2, 2), ("solo", "C"): (1, 1)}
+    html = site.slots.fill(leaderboard(site))
+    assert ">1 of 2</td>" in html and ">2 of 2</td>" in html and "1 of 1" not in html
+    assert html.index(">A</a>") < html.index(">B</a>")  # in rank order within the suite
+
+
+def test_suites_are_compared_on_the_problems_whose_source_hash_they_share():
+    rows = [row("A", 0, suite="old", problem_sha256="s0"), row("A", 1, suite="old", problem_sha256="s1"),
+            row("B", 0, suite="new", problem_sha256="s0", vs_eager=2.0),
+            row("B", 1, suite="new", problem_sha256="t1")]  # same number, new source
+    site = SiteData(agg=aggregate(rows_table(rows)))
+    (pair,) = site.agg.suite_pairs
+    assert (pair["suite_a"], pair["suite_b"], pair["same_source"], pair["same_number_other_source"]) == \
+        ("new", "old", 1, 1)
+    shared = {(r["model"], r["attempted"]): r["speedup_eager"] for r in site.agg.shared_speedups}
+    assert shared == {("A", 1): 1.2, ("B", 1): 2.0}  # problem 0 only: problem 1 changed its source
+    html = site.slots.fill(leaderboard(site))
+    assert "<strong>1</strong> with the same source; 1 with the same level and number but a different source" in html
 
 
 def test_leaderboard_with_both_protocols_opens_on_verified_with_rows():
@@ -116,9 +140,8 @@ def test_a_public_dataset_evaluated_in_part_says_how_far_on_every_table_and_a_co
     assert [(c["model"], c["protocol"], c["evaluated"], c["kernels"]) for c in site.agg.coverage] == [
         ("M", "standard", 4, 5), ("M", "verified", 2, 5)]
     home = site.slots.fill(headline(site))
-    assert "under the standard protocol (4 of the dataset's 5 kernels evaluated so far)" in home
-    assert "under the verified protocol (2 of the dataset's 5 kernels evaluated so far)" in home
-    assert "kernels evaluated so far: 4 of 5 (standard), 2 of 5 (verified)" in home
+    assert "(4 of the dataset's 5 kernels evaluated so far)" in home
+    assert "(2 of the dataset's 5 kernels evaluated so far)" in home
     board = site.slots.fill(leaderboard(site))
     assert board.count("kernels evaluated so far: 4 of 5<") == 2 and board.count("kernels evaluated so far: 2 of 5<") == 2
     page = next(html for doc, html in model_pages(site).items() if "/m" in doc.lower())

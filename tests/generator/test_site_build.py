@@ -31,7 +31,7 @@ def test_every_page_kind_is_built(site: Path):
                  "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly.min.js"):
         assert (site / page).is_file(), page
     records = list((site / "records").rglob("*.html"))
-    assert len(records) == 58  # one page per record: 49 model records, 1 reproduction, 2 zoo, 2 gamma, 4 fixture records
+    assert len(records) == 59  # one page per record: 49 model records, 1 reproduction, 2 zoo, 2 gamma, 5 fixture records
 
 
 def test_blocks_kept_out_of_markdown_are_filled_into_every_page(site: Path):
@@ -85,9 +85,9 @@ def test_integrity_page_joins_manifest_and_zoo_records(site: Path):
 
 def test_downloads_hold_every_record_and_the_aggregates(site: Path):
     table = pq.read_table(site / "downloads" / "records.parquet")
-    assert table.num_rows == 58
+    assert table.num_rows == 59
     csv = (site / "downloads" / "records.csv").read_text()
-    assert csv.count("\n") == 59
+    assert csv.count("\n") == 60  # a header line and one line per record
     assert "failed_names" in csv.splitlines()[0] and "output-aliasing" in csv  # list columns as text
     assert any(v for v in table.column("failed_names").to_pylist())
     agg = json.loads((site / "downloads" / "aggregates.json").read_text())
@@ -192,3 +192,10 @@ def test_plotly_is_a_script_of_no_page_and_claims_say_none_yet(site: Path):
     assert "No record carries a claimed speedup yet" in (site / "claims" / "index.html").read_text()
     board = (site / "leaderboard" / "index.html").read_text()
     assert "not checked" in board and "physically-impossible" in board
+
+
+def test_record_and_problem_pages_are_in_the_search_index(site: Path):
+    docs = json.loads((site / "search" / "search_index.json").read_text())["docs"]
+    locations = {d["location"] for d in docs}
+    assert any(loc.startswith("records/h200/alpha/verified/") and loc.endswith(".html") for loc in locations)
+    assert any(loc.startswith("problems/kernelverdict/level-1/") for loc in locations)
