@@ -28,7 +28,7 @@ def site(tmp_path_factory) -> Path:
 def test_every_page_kind_is_built(site: Path):
     for page in ("index.html", "leaderboard/index.html", "charts/index.html", "integrity/index.html",
                  "methodology/index.html", "downloads/index.html", "models/alpha/index.html",
-                 "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly.min.js"):
+                 "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly-basic.min.js"):
         assert (site / page).is_file(), page
     records = list((site / "records").rglob("*.html"))
     assert len(records) == 59  # one page per record: 49 model records, 1 reproduction, 2 zoo, 2 gamma, 5 fixture records
@@ -188,7 +188,7 @@ def test_record_pages_carry_their_json_the_physical_floor_and_the_other_protocol
 
 def test_plotly_is_a_script_of_no_page_and_claims_say_none_yet(site: Path):
     for page in site.rglob("*.html"):
-        assert "plotly.min.js" not in page.read_text(), page  # kverdict.js loads it where a chart is
+        assert "plotly-basic.min.js" not in page.read_text(), page  # kverdict.js loads it where a chart is
     assert "No record carries a claimed speedup yet" in (site / "claims" / "index.html").read_text()
     board = (site / "leaderboard" / "index.html").read_text()
     assert "not checked" in board and "physically-impossible" in board
