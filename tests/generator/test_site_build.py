@@ -199,3 +199,21 @@ def test_record_and_problem_pages_are_in_the_search_index(site: Path):
     locations = {d["location"] for d in docs}
     assert any(loc.startswith("records/h200/alpha/verified/") and loc.endswith(".html") for loc in locations)
     assert any(loc.startswith("problems/kernelverdict/level-1/") for loc in locations)
+
+
+def test_the_repository_address_comes_from_one_setting_and_gives_links_a_sitemap_and_no_placeholder(tmp_path: Path,
+                                                                                                     monkeypatch):
+    from generator._hook import pages_url, repository_html
+
+    assert "&lt;address&gt;" not in repository_html(None) and "KVERDICT_REPO_URL" in repository_html(None)
+    text = repository_html("https://github.com/example/kv")
+    assert 'href="https://github.com/example/kv/compare"' in text and "git clone https://github.com/example/kv.git" in text
+    assert pages_url("https://github.com/Example/kv") == "https://example.github.io/kv/"
+    assert pages_url("https://gitlab.example.org/a/b/c") is None
+    monkeypatch.setenv("KVERDICT_REPO_URL", "https://github.com/example/kv")
+    site = tmp_path / "site"
+    assert mkdocs_build(tmp_path / "records", site).returncode == 0
+    assert "<loc>https://example.github.io/kv/</loc>" in (site / "sitemap.xml").read_text()
+    contributing = (site / "contributing" / "index.html").read_text()
+    assert 'href="https://github.com/example/kv/edit/main/site_src/contributing.md"' in contributing
+    assert "/edit/main/site_src/leaderboard.md" not in (site / "leaderboard" / "index.html").read_text()
