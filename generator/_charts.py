@@ -14,6 +14,8 @@ import json
 import math
 from collections import defaultdict
 
+from schemas import PROTOCOLS
+
 NICE_TICKS = tuple(m * 10.0 ** e for e in range(-3, 4) for m in (1, 1.5, 2, 3, 5, 7))
 """Tick values of log axes (1, 1.5, 2, 3, 5, 7 in every decade), so short ranges are not labelled with bare minor digits."""
 
@@ -43,42 +45,83 @@ def chart_attr(data: object) -> str:
     return json.dumps(data, separators=(",", ":"), allow_nan=False, default=float)
 
 
+PALETTE = ("#c75000", "#0063a8", "#6a3d9a", "#1b7837")
+"""Colour-blind-safe hues (after Okabe and Ito), dark enough for text contrast on white."""
+PROTOCOL_COLOURS: dict[str, str] = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(PROTOCOLS)}
+"""One colour per protocol, the same on every chart of the site."""
+DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross")
+"""Line dashes and marker symbols that tell models apart where colour tells the protocol."""
+
+
+def chart_table(fig: dict) -> dict:
+    """A chart's points as a table (its text alternative, and what a reader without JavaScript sees): one row per
+    point with its series, x and y (and the point's label where it has one)."""
+    layout = fig.get("layout", {})
+    x_title = layout.get("xaxis", {}).get("title", {}).get("text", "x")
+    y_title = layout.get("yaxis", {}).get("title", {}).get("text", "y")
+    rows = []
+    for trace in fig["data"]:
+        if trace.get("hoverinfo") == "skip":
+            continue
+        texts = trace.get("text") or [None] * len(trace.get("x", []))
+        for x, y, t in zip(trace.get("x", []), trace.get("y", []), texts, strict=False):
+            if x is not None and y is not None:
+                rows.append((html.unescape(trace.get("name", "")), t and html.unescape(t), x, y))
+    return {"x": x_title, "y": y_title, "rows": rows}
+
+
 HOVER_NAME = "%{fullData.name}"
 """Plotly's placeholder for the trace's own (already escaped) name, so hover text names the model."""
 
 
-def fast_p_chart(curve: list[dict], hardware: str, protocol: str, suite: str, level: int = 0) -> dict:
-    """fast_p curves (one line per model) for one hardware x protocol x suite x level."""
-    by_model: dict[str, list[dict]] = defaultdict(list)
+def fast_p_chart(curve: list[dict], hardware: str, suite: str, level: int = 0) -> dict:
+    """fast_p curves of every model under every protocol on one chart: colour tells the protocol, dash the model."""
+    by_key: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in curve:
-        if (row["hardware"], row["protocol"], row["suite"], row["level"]) == (hardware, protocol, suite, level):
-            by_model[row["model"]].append(row)
-    traces = [{"type": "scatter", "mode": "lines", "name": _t(m), "x": [float(r["p"]) for r in rows],
-               "y": [r["fast_p"] for r in rows], "line": {"shape": "hv"},
+        if (row["hardware"], row["suite"], row["level"]) == (hardware, suite, level):
+            by_key[(row["model"], row["protocol"])].append(row)
+    models = sorted({m for m, _ in by_key})
+    order = {p: i for i, p in enumerate(PROTOCOLS)}
+    traces = [{"type": "scatter", "mode": "lines", "name": f"{_t(m)} · {proto}", "x": [float(r["p"]) for r in rows],
+               "y": [r["fast_p"] for r in rows],
+               "line": {"shape": "hv", "color": PROTOCOL_COLOURS.get(proto), "dash": DASHES[models.index(m) % len(DASHES)]},
                "hovertemplate": HOVER_NAME + ": fast_p %{y:.1%} at p = %{x}<extra></extra>"}
-              for m, rows in sorted(by_model.items())]
+              for (m, proto), rows in sorted(by_key.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 9)))]
     return {"data": traces, "layout": {"showlegend": True,
                                        "xaxis": {"title": {"text": "speedup threshold p"}, "range": [0, 3]},
                                        "yaxis": {"title": {"text": "fast_p"}, "range": [0, 1.02]}}}
 
 
-def dumbbell_chart(summary: list[dict], hardware: str, suite: str) -> dict:
-    """Standard vs verified geometric-mean correct speedup per model, joined by a line."""
+def dumbbell_chart(summary: list[dict], hardware: str, suite: str, ci: list[dict] | None = None) -> dict:
+    """Standard vs verified geometric-mean correct speedup per model, joined by a line, each with its 95% CI."""
     pairs: dict[str, dict] = defaultdict(dict)
     for row in summary:
         if (row["hardware"], row["suite"], row["level"]) == (hardware, suite, 0) and row["speedup_eager"]:
             pairs[row["model"]][row["protocol"]] = row["speedup_eager"]
-    models = sorted(pairs, key=lambda m: (pairs[m].get("verified", 0), m))
+    bounds = {(c["model"], c["protocol"]): (c["speedup_eager_ci_low"], c["speedup_eager_ci_high"]) for c in ci or []
+              if (c["hardware"], c["suite"], c["level"]) == (hardware, suite, 0)}
+    first, last = tuple(PROTOCOLS)[0], tuple(PROTOCOLS)[-1]
+    models = sorted(pairs, key=lambda m: (pairs[m].get(last, 0), m))
     names = [_t(m) for m in models]
     lines = {"type": "scatter", "mode": "lines", "showlegend": False, "hoverinfo": "skip",
-             "x": [v for m in models for v in (pairs[m].get("standard"), pairs[m].get("verified"), None)],
+             "x": [v for m in models for v in (pairs[m].get(first), pairs[m].get(last), None)],
              "y": [n for n in names for _ in range(3)], "line": {"color": "#9e9e9e"}}
-    dots = [{"type": "scatter", "mode": "markers", "name": proto, "x": [pairs[m].get(proto) for m in models],
-             "y": names, "marker": {"size": 11},
-             "hovertemplate": "%{y} · " + HOVER_NAME + ": %{x:.3g}×<extra></extra>"} for proto in ("standard", "verified")]
-    values = [v for m in models for v in pairs[m].values()]
+    dots = []
+    for proto in PROTOCOLS:
+        xs = [pairs[m].get(proto) for m in models]
+        lows = [bounds.get((m, proto), (None, None))[0] for m in models]
+        highs = [bounds.get((m, proto), (None, None))[1] for m in models]
+        dots.append({"type": "scatter", "mode": "markers", "name": proto, "x": xs, "y": names,
+                     "marker": {"size": 11, "color": PROTOCOL_COLOURS[proto]},
+                     "error_x": {"type": "data", "symmetric": False, "color": PROTOCOL_COLOURS[proto],
+                                 "array": [h - x if h is not None and x is not None else None for x, h in zip(xs, highs, strict=True)],
+                                 "arrayminus": [x - lo if lo is not None and x is not None else None
+                                                for x, lo in zip(xs, lows, strict=True)]},
+                     "hovertemplate": "%{y} · " + HOVER_NAME + ": %{x:.3g}×<extra></extra>"})
+    values = [v for m in models for v in pairs[m].values()] + [v for b in bounds.values() for v in b if v]
     return {"data": [lines, *dots], "layout": {"showlegend": True,
-                                               "xaxis": log_axis(values, "geometric-mean speedup vs eager"),
+                                               "xaxis": log_axis(values, "geometric-mean speedup vs eager (95% CI)"),
                                                "yaxis": {"automargin": True}}}
 
 
@@ -87,8 +130,9 @@ def memory_chart(summary: list[dict], hardware: str, protocol: str, suite: str) 
     rows = [r for r in summary if (r["hardware"], r["protocol"], r["suite"], r["level"]) == (hardware, protocol, suite, 0)
             and r["speedup_eager"] and r["mem_eff"]]
     traces = [{"type": "scatter", "mode": "markers", "name": _t(r["model"]), "x": [r["mem_eff"]],
-               "y": [r["speedup_eager"]], "marker": {"size": 12},
-               "hovertemplate": HOVER_NAME + ": Mem Eff %{x:.3g}×, speedup %{y:.3g}×<extra></extra>"} for r in rows]
+               "y": [r["speedup_eager"]],
+               "marker": {"size": 12, "color": PROTOCOL_COLOURS.get(protocol), "symbol": SYMBOLS[i % len(SYMBOLS)]},
+               "hovertemplate": HOVER_NAME + ": Mem Eff %{x:.3g}×, speedup %{y:.3g}×<extra></extra>"} for i, r in enumerate(rows)]
     return {"data": traces, "layout": {"showlegend": True,
         "xaxis": log_axis([r["mem_eff"] for r in rows], "Mem Eff (baseline / candidate peak)"),
         "yaxis": log_axis([r["speedup_eager"] for r in rows], "geometric-mean speedup")}}
@@ -103,7 +147,7 @@ def claims_chart(kernels: list[dict], hardware: str, suite: str, model: str) -> 
         traces.append({"type": "scatter", "mode": "markers", "name": f"{_t(model)} · {proto}",
                        "x": [k["claimed"] for k in pts], "y": [k[key] for k in pts],
                        "text": [_t(f"L{k['level']} #{k['problem_id']} {k['problem_name']}") for k in pts],
-                       "marker": {"size": 9},
+                       "marker": {"size": 9, "color": PROTOCOL_COLOURS.get(proto)},
                        "hovertemplate": "%{text} · " + HOVER_NAME + ": claimed %{x:.3g}×, measured %{y:.3g}×<extra></extra>"})
     values = [v for t in traces for v in (*t["x"], *t["y"])]
     axis_lo, axis_hi = (min(values), max(values)) if values else (0.5, 2.0)

@@ -12,7 +12,6 @@ import logging
 import os
 from pathlib import Path
 
-import plotly
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -33,11 +32,14 @@ FAITHFULNESS_MARKER = "<!-- kverdict:faithfulness -->"
 VERDICT_REASONS_MARKER = "<!-- kverdict:verdict-reasons -->"
 """Placeholder in site_src/methodology.md replaced by the verified records by status and reason."""
 REPOSITORY_MARKER = "<!-- kverdict:repository -->"
-"""Placeholder in site_src/index.md replaced by where the repository lives and how to clone it."""
+"""Placeholder in site_src/index.md and contributing.md replaced by where the repository lives, how to clone it and
+where pull requests go."""
 DATASETS_ENV = "KVERDICT_DATASETS"
 """Environment variable naming a local copy of the public datasets (see ``_datasets``)."""
 ASSETS = Path(__file__).resolve().parent / "assets"
-PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+PLOTLY_JS = ASSETS / "plotly-basic.min.js"
+"""Plotly's partial "basic" bundle (scatter, bar, pie: every chart here is a scatter), 1.2 MB against the full
+bundle's 4.8 MB; its version is in the file's first line."""
 RECORDS_ENV = "KVERDICT_RECORDS"
 MANIFEST_ENV = "KVERDICT_ZOO_MANIFEST"
 """Environment variables that point a build at another records folder or zoo manifest (tests, benchmarks)."""
@@ -90,15 +92,26 @@ def repository_url(config: MkDocsConfig) -> str | None:
     return url if url.startswith("https://") else None
 
 
+def pages_url(repo_url: str) -> str | None:
+    """The GitHub Pages address of a GitHub repository (``https://owner.github.io/name/``), else None."""
+    parts = repo_url.rstrip("/").split("/")
+    if len(parts) == 5 and parts[2] == "github.com":
+        return f"https://{parts[3].lower()}.github.io/{parts[4]}/"
+    return None
+
+
 def repository_html(url: str | None) -> str:
-    """The home page's paragraph on where the code and records live and how to clone them."""
+    """The paragraph on where the code and records live, how to clone them and where pull requests go."""
     if url is None:
         return ("<p>Everything here is built from the project's repository: its <code>records/</code> folder holds every "
-                "record file. This build was made without a known repository address; clone the repository you "
-                "received this site from with <code>git clone &lt;address&gt;</code>.</p>")
+                "record file. This build was made without the repository's address (a build names it with "
+                "<code>KVERDICT_REPO_URL</code>); in a copy of the repository, the commands on this site run from "
+                "its root folder.</p>")
     u = html.escape(url, quote=True)
     return (f'<p>Code, records and this site\'s sources: <a href="{u}">{u}</a>. Clone it with '
-            f"<code>git clone {u}.git</code>; every record file is under <code>records/</code>.</p>")
+            f"<code>git clone {u}.git</code>; every record file is under <code>records/</code>. "
+            f'Contributions arrive as pull requests: <a href="{u}/pulls">open ones</a>, '
+            f'<a href="{u}/compare">open a new one</a>.</p>')
 
 
 def _drop_missing_nav(nav: list, docs_dir: Path) -> list:
@@ -120,6 +133,9 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     url = repository_url(config)
     if url and not config.repo_url:
         config.repo_url = url
+    if url and not config.site_url:  # the sitemap and canonical links need the site's own address
+        config.site_url = pages_url(url)
+    config.edit_uri = config.extra.get("kverdict_edit_uri") if url else None
     _state["repository"] = url
     return config
 
@@ -142,7 +158,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(File.generated(config, uri, content=markdown))
     for name in ("kverdict.js", "kverdict.css", "kverdict-record.css", "kverdict-record.js"):
         files.append(File.generated(config, f"assets/{name}", abs_src_path=str(ASSETS / name)))
-    files.append(File.generated(config, "assets/plotly.min.js", abs_src_path=str(PLOTLY_JS)))
+    files.append(File.generated(config, "assets/plotly-basic.min.js", abs_src_path=str(PLOTLY_JS)))
     for name in ("record.schema.json", "baseline.schema.json"):  # linked from the contributing page
         if files.get_file_from_path(name) is None:
             files.append(File.generated(config, name, abs_src_path=str(SCHEMA_DIR / name)))
@@ -150,8 +166,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Put the headline and the repository into the home page, the faithfulness and verdict tables into the methodology
-    page."""
+    """Put the headline and the repository into the home and contributing pages and the faithfulness and verdict tables into
+    the methodology page; a generated page has no source to edit, so no edit link."""
+    if page.file.generated_by is not None:
+        page.edit_url = None
     data = _state.get("data")
     if isinstance(data, BuildData):
         markdown = (markdown.replace(HEADLINE_MARKER, data.headline).replace(FAITHFULNESS_MARKER, data.faithfulness)

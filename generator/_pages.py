@@ -24,7 +24,16 @@ from schemas import AuditReport
 from ._attacks import Attack
 from ._board import COLUMNS as BOARD_COLUMNS
 from ._board import columns_of
-from ._charts import chart_attr, claims_chart, dumbbell_chart, fast_p_chart, has_data, memory_chart
+from ._charts import (
+    PROTOCOL_COLOURS,
+    chart_attr,
+    chart_table,
+    claims_chart,
+    dumbbell_chart,
+    fast_p_chart,
+    has_data,
+    memory_chart,
+)
 from ._datasets import problem_files
 from ._headline import PROTOCOL_ORDER, headline_lines
 from ._inputs import Finding
@@ -108,7 +117,7 @@ def problem_source_index(repo_root: Path) -> dict[str, Path]:
 def _render(data: SiteData, template: str, page_url: str, **context) -> str:
     verified, partial = data.verified_groups, data.in_progress
     return environment().get_template(template).render(
-        root=up_to_root(page_url), model_url=model_url, problem_url=problem_url, chart_attr=chart_attr,
+        root=up_to_root(page_url), model_url=model_url, problem_url=problem_url, chart_attr=chart_attr, chart_table=chart_table,
         has_data=has_data, slot=data.slots, fixtures=data.fixtures,
         unverified=lambda hw, suite, model: (hw, suite, model) not in verified,
         in_progress=lambda hw, suite, model, protocol: partial.get((hw, suite, model, protocol)), **context)
@@ -216,11 +225,12 @@ def charts(data: SiteData) -> str:
         protos = sorted({r["protocol"] for r in data.agg.summary if (r["hardware"], r["suite"]) == (hardware, suite)})
         figures.append({
             "hardware": hardware, "suite": suite,
-            "fast_p": [(p, fast_p_chart(data.agg.fast_p_curve, hardware, p, suite)) for p in protos],
+            "protocols": protos,
+            "fast_p": fast_p_chart(data.agg.fast_p_curve, hardware, suite),
             "memory": [(p, memory_chart(data.agg.summary, hardware, p, suite)) for p in protos],
-            "dumbbell": dumbbell_chart(data.agg.summary, hardware, suite) if len(protos) == 2 else None,
+            "dumbbell": dumbbell_chart(data.agg.summary, hardware, suite, data.agg.speedup_ci) if len(protos) == 2 else None,
         })
-    return _render(data, "charts.md.j2", "charts/", figures=figures)
+    return _render(data, "charts.md.j2", "charts/", figures=figures, colours=PROTOCOL_COLOURS)
 
 
 def claims(data: SiteData) -> str:

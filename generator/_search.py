@@ -23,8 +23,7 @@ def add_record_pages(site_dir: Path, records: pa.Table) -> int:
     rows = records.select(FIELDS).to_pylist()
     for r in rows:
         title = f"{r['problem_name']} · {r['model']} · {r['protocol']}"
-        text = (f"Record of {r['model']} on {r['suite']} level {r['level']} problem {r['problem_id']} "
-                f"{r['problem_name']} under the {r['protocol']} protocol: {r['status']}.")
+        text = f"{r['suite']} level {r['level']} problem {r['problem_id']}: {r['status']}"
         docs.append({"location": r["page"], "title": title, "text": text})
     path.write_text(json.dumps(index, separators=(",", ":")), encoding="utf-8")
     return len(rows)

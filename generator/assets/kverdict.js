@@ -6,7 +6,7 @@
   "use strict";
 
   var here = document.currentScript ? document.currentScript.src : "";
-  var PLOTLY_SRC = here ? here.replace(/kverdict\.js(\?.*)?$/, "plotly.min.js") : "";
+  var PLOTLY_SRC = here ? here.replace(/kverdict\.js(\?.*)?$/, "plotly-basic.min.js") : "";
   var plotlyLoading = null;
 
   function loadPlotly() {

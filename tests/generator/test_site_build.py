@@ -28,7 +28,7 @@ def site(tmp_path_factory) -> Path:
 def test_every_page_kind_is_built(site: Path):
     for page in ("index.html", "leaderboard/index.html", "charts/index.html", "integrity/index.html",
                  "methodology/index.html", "downloads/index.html", "models/alpha/index.html",
-                 "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly.min.js"):
+                 "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly-basic.min.js"):
         assert (site / page).is_file(), page
     records = list((site / "records").rglob("*.html"))
     assert len(records) == 59  # one page per record: 49 model records, 1 reproduction, 2 zoo, 2 gamma, 5 fixture records
@@ -188,7 +188,7 @@ def test_record_pages_carry_their_json_the_physical_floor_and_the_other_protocol
 
 def test_plotly_is_a_script_of_no_page_and_claims_say_none_yet(site: Path):
     for page in site.rglob("*.html"):
-        assert "plotly.min.js" not in page.read_text(), page  # kverdict.js loads it where a chart is
+        assert "plotly-basic.min.js" not in page.read_text(), page  # kverdict.js loads it where a chart is
     assert "No record carries a claimed speedup yet" in (site / "claims" / "index.html").read_text()
     board = (site / "leaderboard" / "index.html").read_text()
     assert "not checked" in board and "physically-impossible" in board
@@ -199,3 +199,21 @@ def test_record_and_problem_pages_are_in_the_search_index(site: Path):
     locations = {d["location"] for d in docs}
     assert any(loc.startswith("records/h200/alpha/verified/") and loc.endswith(".html") for loc in locations)
     assert any(loc.startswith("problems/kernelverdict/level-1/") for loc in locations)
+
+
+def test_the_repository_address_comes_from_one_setting_and_gives_links_a_sitemap_and_no_placeholder(tmp_path: Path,
+                                                                                                     monkeypatch):
+    from generator._hook import pages_url, repository_html
+
+    assert "&lt;address&gt;" not in repository_html(None) and "KVERDICT_REPO_URL" in repository_html(None)
+    text = repository_html("https://github.com/example/kv")
+    assert 'href="https://github.com/example/kv/compare"' in text and "git clone https://github.com/example/kv.git" in text
+    assert pages_url("https://github.com/Example/kv") == "https://example.github.io/kv/"
+    assert pages_url("https://gitlab.example.org/a/b/c") is None
+    monkeypatch.setenv("KVERDICT_REPO_URL", "https://github.com/example/kv")
+    site = tmp_path / "site"
+    assert mkdocs_build(tmp_path / "records", site).returncode == 0
+    assert "<loc>https://example.github.io/kv/</loc>" in (site / "sitemap.xml").read_text()
+    contributing = (site / "contributing" / "index.html").read_text()
+    assert 'href="https://github.com/example/kv/edit/main/site_src/contributing.md"' in contributing
+    assert "/edit/main/site_src/leaderboard.md" not in (site / "leaderboard" / "index.html").read_text()
