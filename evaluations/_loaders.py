@@ -63,9 +63,10 @@ def repo_relpath(path: Path, fallback_root: Path) -> str:
     its records carry the same repository paths as the checkout's.
     """
     path = path.resolve()
-    checkout = os.environ.get("KVERDICT_CHECKOUT")
+    named = os.environ.get("KVERDICT_CHECKOUT")
+    checkout = Path(named).resolve() if named else None
     for parent in path.parents:
-        if (parent / ".git").exists() or (checkout and parent == Path(checkout).resolve()):
+        if (parent / ".git").exists() or parent == checkout:
             return path.relative_to(parent).as_posix()
     try:
         return path.relative_to(fallback_root.resolve()).as_posix()

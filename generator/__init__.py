@@ -9,6 +9,7 @@ from ._build import BuildData, build_data, physics_rows
 from ._inputs import read_self_speedup
 from ._load import COLUMNS, PageTarget, load_rows, record_files, rows_table
 from ._pages import (
+    VERDICT_STATUSES,
     SiteData,
     charts,
     claims,
@@ -27,7 +28,7 @@ from ._suites import read_suites
 from ._synthetic import Spec, write_specs
 
 __all__ = [
-    "ATTACKS", "COLUMNS", "Aggregates", "BuildData", "Ceiling", "Floors", "OutputSize", "PageTarget", "SiteData", "Spec",
+    "ATTACKS", "COLUMNS", "Aggregates", "BuildData", "Ceiling", "Floors", "OutputSize", "PageTarget", "SiteData", "Spec", "VERDICT_STATUSES",
     "aggregate", "build_data", "charts", "check", "claims", "default_selection", "faithfulness", "headline", "integrity",
     "leaderboard", "load", "load_rows", "model_pages", "physics_rows", "queries", "read_attacks", "read_self_speedup",
     "read_suites", "record_files", "render_record_page", "rows_table", "timing_row", "verdict_reasons",

@@ -474,13 +474,15 @@ def test_a_call_that_draws_random_numbers_is_told_from_one_that_re_seeds_the_gen
     torch.manual_seed(1234)
     torch.rand(3)
     before = ig.rng_snapshot()
-    assert ig.reseeded(before) is None  # nothing happened
+    assert ig.rng_change(before) == (False, None)  # nothing happened
     torch.randn(100)
-    assert ig.reseeded(before) is None and ig.rng_state() != before[1]  # a draw
+    assert ig.rng_change(before) == (True, None)  # a draw
     before = ig.rng_snapshot()
     torch.manual_seed(42)
-    assert "its seed changed" in (ig.reseeded(before) or "")
+    moved, evidence = ig.rng_change(before)
+    assert moved and "its seed changed" in (evidence or "")
     torch.rand(5)
     before = ig.rng_snapshot()
     torch.manual_seed(torch.initial_seed())
-    assert "put back at the start of its seed" in (ig.reseeded(before) or "")
+    moved, evidence = ig.rng_change(before)
+    assert moved and "put back at the start of its seed" in (evidence or "")

@@ -120,22 +120,23 @@ def _fresh_state(seed: int, device: str) -> torch.Tensor:
     return torch.Generator(device=device).manual_seed(seed).get_state()
 
 
-def reseeded(before: tuple[tuple[int, int | None], str]) -> str | None:
-    """Evidence that a call re-seeded torch's generators (the next draws predictable), or ``None``.
+def rng_change(before: tuple[tuple[int, int | None], str]) -> tuple[bool, str | None]:
+    """Whether a call moved torch's generators from ``before`` (``rng_snapshot``), and evidence that it re-seeded
+    them (the next draws predictable), or ``None``.
 
     A call that only draws random numbers (warm-up data, dropout) moves a generator on from where it was: its seed
     stays, and its state is not the one its seed starts from. A re-seeding changes the seed, or puts the state
     back at the start of the seed (``torch.manual_seed`` with the seed already in use)."""
     (cpu_seed, cuda_seed), digest = before
     if rng_state() == digest:
-        return None
+        return False, None
     now_cpu, now_cuda = _seeds()
     if now_cpu != cpu_seed or (cuda_seed is not None and now_cuda != cuda_seed):
-        return "torch random generator re-seeded during a call (its seed changed)"
+        return True, "torch random generator re-seeded during a call (its seed changed)"
     if bool(torch.equal(torch.random.get_rng_state(), _fresh_state(now_cpu, "cpu"))) or (
             now_cuda is not None and bool(torch.equal(torch.cuda.get_rng_state(), _fresh_state(now_cuda, "cuda")))):
-        return "torch random generator re-seeded during a call (its state put back at the start of its seed)"
-    return None
+        return True, "torch random generator re-seeded during a call (its state put back at the start of its seed)"
+    return True, None
 
 
 def changed_state(before: dict[str, str]) -> str | None:
