@@ -14,6 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import NamedTuple
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATE_CODE = ("evaluations/zoo/exploits", "evaluations/zoo/honest", "evaluations/zoo/attacks/",
                   "evaluations/problems")
@@ -159,3 +161,32 @@ def test_imports_run_from_the_cli_down_to_the_floor_but_for_the_known_exceptions
 
 def test_no_stages_import_each_other_in_a_circle() -> None:
     assert circles(imports(harness_modules())) == []
+
+
+def missing_names(modules: dict[str, Path]) -> list[str]:
+    """``from P import name`` statements of ``evaluations`` and ``schemas`` (function bodies too, which only the
+    call that reaches them would import) whose module ``P`` has no ``name``: 'module:line P.name' for each."""
+    import importlib
+
+    missing = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                origin = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                origin = node.module or ""
+            if origin.partition(".")[0] not in ("evaluations", "schemas"):
+                continue
+            target = importlib.import_module(origin)
+            missing += [f"{name}:{node.lineno} {origin}.{a.name}" for a in node.names
+                        if a.name != "*" and not hasattr(target, a.name) and f"{origin}.{a.name}" not in modules]
+    return missing
+
+
+def test_every_name_imported_from_the_harness_exists_even_inside_functions() -> None:
+    pytest.importorskip("torch")
+    assert missing_names(harness_modules()) == []

@@ -32,6 +32,7 @@ from ._paths import baseline_path, effective_info, finished_record, flag_tag, pr
 from ._phases import PhaseLog, Span, union_s
 from ._records import assemble_record
 from ._reproduce import (
+    DEFAULT_DATASET_ROOTS,
     DEFAULT_PROBLEM_ROOTS,
     ReproduceError,
     Reproduction,
@@ -49,7 +50,7 @@ from ._schedule import Work, after_builds
 
 __all__ = [
     "FOOTPRINT_FACTOR", "Admission", "budget_of",
-    "DEFAULT_PROBLEM_ROOTS", "IsolatedResult", "JudgeRequest", "Judgement", "LABEL_UNCONFIRMED", "NOT_JUDGED",
+    "DEFAULT_DATASET_ROOTS", "DEFAULT_PROBLEM_ROOTS", "IsolatedResult", "JudgeRequest", "Judgement", "LABEL_UNCONFIRMED", "NOT_JUDGED",
     "NoAnswer", "OuterClock", "PhaseLog", "ReproduceError", "Reproduction", "Ruling", "RunConfig", "RunSummary",
     "Runner", "Span", "SparePool", "Work", "after_builds", "agreement", "ask", "assemble_record", "baseline_path",
     "candidate_scope", "check_device", "default_prewarm", "effective_info", "failed_outcome", "find_kernel",
