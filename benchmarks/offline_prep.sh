@@ -10,6 +10,7 @@
 #
 #   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 #
+# .data/first-<dataset>.txt: the problems to re-judge first (benchmarks/rejudge_first.py).
 # .data/commit.txt names the commit the checkout is at, for the results' README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,11 @@ for name in "${PACKAGES[@]}"; do
 done
 install -m 0644 "$DATASETS/cuda-l1-h100/h100.jsonl" .data/h100.jsonl
 install -m 0644 "$DATASETS/kernelbench-triton-h200/dump.jsonl" .data/dump.jsonl
+# the --only lists of the verified records a re-judging redoes first (hacked or incorrect), per public dataset:
+# REJUDGE_SETS=".data/h100.jsonl:$(cat .data/first-cuda-l1.txt) .data/dump.jsonl:$(cat .data/first-kernelbench-triton-dump.txt) ..."
+for ds in cuda-l1 kernelbench-triton-dump; do
+  python3 benchmarks/rejudge_first.py "records/h200/$ds/verified" > ".data/first-$ds.txt"
+done
 git rev-parse HEAD > .data/commit.txt
 ls -l .whl .data
 du -sh .whl .data
