@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -217,3 +218,44 @@ def test_the_repository_address_comes_from_one_setting_and_gives_links_a_sitemap
     contributing = (site / "contributing" / "index.html").read_text()
     assert 'href="https://github.com/example/kv/edit/main/site_src/contributing.md"' in contributing
     assert "/edit/main/site_src/leaderboard.md" not in (site / "leaderboard" / "index.html").read_text()
+
+
+LONGEST_PASSAGE_WORDS = 200
+"""Words a paragraph, list item or definition may hold on its own before a reader loses the thread."""
+PASSAGE_TAGS = ("p", "li", "dd")
+
+
+class _Passages(HTMLParser):
+    """The words of each paragraph, list item and definition of a page's article, a nested block's words counted
+    in that block only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[list[str]] = []
+        self.done: list[str] = []
+        self.in_article = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "article":
+            self.in_article = True
+        elif self.in_article and tag in PASSAGE_TAGS:
+            self.open.append([])
+
+    def handle_endtag(self, tag):
+        if tag == "article":
+            self.in_article = False
+        elif self.in_article and tag in PASSAGE_TAGS and self.open:
+            self.done.append(" ".join(self.open.pop()))
+
+    def handle_data(self, data):
+        if self.open:
+            self.open[-1].append(data)
+
+
+@pytest.mark.parametrize("page", ["methodology", "contributing", "threat-model", "leaderboard", "cluster", ""])
+def test_no_passage_is_a_wall_of_text(site: Path, page: str):
+    parser = _Passages()
+    parser.feed((site / page / "index.html").read_text(encoding="utf-8"))
+    assert parser.done, page
+    longest = max(parser.done, key=lambda t: len(t.split()))
+    assert len(longest.split()) <= LONGEST_PASSAGE_WORDS, f"{page}: {len(longest.split())} words: {longest[:200]}"

@@ -540,3 +540,67 @@ def test_axe_finds_no_contrast_or_name_violation_on_the_main_pages(page, built_u
         if bad:
             found[path or "/"] = bad
     assert found == {}, found
+
+
+FOLDED = ["fast0", "fast0.5", "fast0.8", "fast1.5", "fast2", "Median", "Mem regressions", "Mem Eff", "Median SOL score",
+          "Physically impossible", "k", "Precision", "Shape-general"]
+"""The verified tab's rarely used columns, folded away until "show every column" is ticked."""
+SHOWN = ["Model", "Rank", "Suite", "Hardware", "Attempted", "Correct", "fast1", "Speedup vs eager", "95% CI",
+         "Win / tie / loss", "Speedup vs compile", "95% CI (compile)", "Hacked"]
+
+
+def _visible_headers(table) -> list[str]:
+    return [t.replace("\n", "").strip() for t in table.locator("thead th:visible").all_inner_texts()]
+
+
+def _model_column_stays_in_view(page, table) -> None:
+    """Scrolled to its right end, the table keeps its model column at the scroll box's left edge, drawn over the
+    cells that pass under it on the page's own background."""
+    box = table.locator("xpath=..")
+    assert box.evaluate("b => b.scrollWidth > b.clientWidth + 50"), "the table does not scroll"
+    box.evaluate("b => { b.scrollLeft = b.scrollWidth; }")
+    page.wait_for_function("b => b.scrollLeft > 50", arg=box.element_handle())
+    left = box.evaluate("b => b.getBoundingClientRect().left")
+    for cell in (table.locator("thead th").first, table.locator("tbody tr:visible td").first):
+        cell.evaluate("c => c.scrollIntoView({block: 'center', inline: 'nearest'})")
+        rect = cell.bounding_box()
+        assert rect is not None and abs(rect["x"] - left) <= 1, (rect, left)
+        on_top = cell.evaluate("c => { const r = c.getBoundingClientRect();"
+                               " return c.contains(document.elementFromPoint(r.left + 4, r.top + r.height / 2)); }")
+        assert on_top, "another column is drawn over the model column"
+        background = cell.evaluate("c => getComputedStyle(c).backgroundColor")
+        assert background == page.evaluate("getComputedStyle(document.body).backgroundColor"), background
+
+
+@pytest.mark.parametrize("scheme", ["default", "slate"])
+@pytest.mark.parametrize("viewport", [{"width": 1440, "height": 900}, NARROW], ids=["1440x900", "390x844"])
+def test_the_leaderboard_folds_its_rare_columns_and_keeps_the_model_column_in_view(browser, built_url, viewport, scheme):
+    context, pg, errors = _context(browser, viewport=viewport)
+    pg.goto(built_url + "leaderboard/")
+    _set_scheme(pg, scheme)
+    table = pg.locator("table.kv-leaderboard[data-protocol=verified]")
+    assert _visible_headers(table) == SHOWN
+    assert "Median SOL score" in pg.locator("details.kv-legend").text_content()  # a folded column is still explained
+    if viewport is NARROW:
+        _model_column_stays_in_view(pg, table)
+        width = table.locator("thead th").first.bounding_box()["width"]
+        assert width <= viewport["width"] / 2, f"the sticky model column takes {width} px of {viewport['width']}"
+    pg.get_by_label("show every column").check()
+    assert _visible_headers(table) == SHOWN[:6] + FOLDED[:3] + ["fast1"] + FOLDED[3:5] + SHOWN[7:9] + ["Median"] \
+        + SHOWN[9:12] + FOLDED[6:9] + ["Hacked"] + FOLDED[9:]
+    _model_column_stays_in_view(pg, table)
+    pg.get_by_label("show every column").uncheck()
+    assert _visible_headers(table) == SHOWN
+    assert errors == [], errors
+    context.close()
+
+
+def test_show_every_column_needs_no_script(browser, built_url):
+    context = browser.new_context(java_script_enabled=False, viewport=NARROW)
+    pg = context.new_page()
+    pg.goto(built_url + "leaderboard/")
+    table = pg.locator("table.kv-leaderboard[data-protocol=verified]")
+    assert _visible_headers(table) == SHOWN
+    pg.get_by_label("show every column").check()
+    assert len(_visible_headers(table)) == len(SHOWN) + len(FOLDED)
+    context.close()
