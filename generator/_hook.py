@@ -10,6 +10,7 @@ import configparser
 import html
 import logging
 import os
+import re
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -37,9 +38,9 @@ where pull requests go."""
 DATASETS_ENV = "KVERDICT_DATASETS"
 """Environment variable naming a local copy of the public datasets (see ``_datasets``)."""
 ASSETS = Path(__file__).resolve().parent / "assets"
-PLOTLY_JS = ASSETS / "plotly-basic.min.js"
-"""Plotly's partial "basic" bundle (scatter, bar, pie: every chart here is a scatter), 1.2 MB against the full
-bundle's 4.8 MB; its version is in the file's first line."""
+PLOTLY_JS = ASSETS / "plotly-scatter.min.js"
+"""The site's partial Plotly bundle: the scatter trace alone (every chart here is a scatter), 1.0 MB against the full
+bundle's 4.8 MB; ``generator/plotly/build.sh`` builds it, and its first line names the plotly.js version."""
 RECORDS_ENV = "KVERDICT_RECORDS"
 MANIFEST_ENV = "KVERDICT_ZOO_MANIFEST"
 """Environment variables that point a build at another records folder or zoo manifest (tests, benchmarks)."""
@@ -156,9 +157,9 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
              *(data.timings_s[k] for k in ("load", "aggregate", "render")))
     for uri, markdown in data.pages.items():
         files.append(File.generated(config, uri, content=markdown))
-    for name in ("kverdict.js", "kverdict.css", "kverdict-record.css", "kverdict-record.js"):
+    for name in ("kverdict.js", "kverdict-search.js", "kverdict.css", "kverdict-record.css", "kverdict-record.js"):
         files.append(File.generated(config, f"assets/{name}", abs_src_path=str(ASSETS / name)))
-    files.append(File.generated(config, "assets/plotly-basic.min.js", abs_src_path=str(PLOTLY_JS)))
+    files.append(File.generated(config, f"assets/{PLOTLY_JS.name}", abs_src_path=str(PLOTLY_JS)))
     for name in ("record.schema.json", "baseline.schema.json"):  # linked from the contributing page
         if files.get_file_from_path(name) is None:
             files.append(File.generated(config, name, abs_src_path=str(SCHEMA_DIR / name)))
@@ -180,13 +181,25 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
 
 SEARCH_DIALOG = 'class="md-search" data-md-component="search" role="dialog"'
 """The theme's search dialog, which it leaves without a name; ``on_post_page`` names it."""
+THEME_BUNDLE = re.compile(r'<script src="(?P<root>[^"]*?)assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
+"""The theme's script tag; ``assets/kverdict-search.js`` must run before it, to hold its search index request."""
+
+
+def hold_search_index(output: str) -> str:
+    """Put ``assets/kverdict-search.js`` before the theme's script, so the search index loads on first use of search."""
+    match = THEME_BUNDLE.search(output)
+    if match is None:
+        return output
+    tag = f'<script src="{match["root"]}assets/kverdict-search.js"></script>'
+    return output[:match.start()] + tag + output[match.start():]
 
 
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
     """Put the large blocks of a generated page (kept out of its Markdown) into the finished HTML; name the search
-    dialog for assistive technology."""
+    dialog for assistive technology; load the search index on first use of search."""
     data = _state.get("data")
     output = output.replace(SEARCH_DIALOG, SEARCH_DIALOG + ' aria-label="Search the site"', 1)
+    output = hold_search_index(output)
     return data.site.slots.fill(output) if isinstance(data, BuildData) else output
 
 

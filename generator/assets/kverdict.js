@@ -6,7 +6,7 @@
   "use strict";
 
   var here = document.currentScript ? document.currentScript.src : "";
-  var PLOTLY_SRC = here ? here.replace(/kverdict\.js(\?.*)?$/, "plotly-basic.min.js") : "";
+  var PLOTLY_SRC = here ? here.replace(/kverdict\.js(\?.*)?$/, "plotly-scatter.min.js") : "";
   var plotlyLoading = null;
 
   function loadPlotly() {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -29,7 +31,7 @@ def site(tmp_path_factory) -> Path:
 def test_every_page_kind_is_built(site: Path):
     for page in ("index.html", "leaderboard/index.html", "charts/index.html", "integrity/index.html",
                  "methodology/index.html", "downloads/index.html", "models/alpha/index.html",
-                 "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly-basic.min.js"):
+                 "problems/kernelverdict/level-1/0000-problem_1_0/index.html", "assets/plotly-scatter.min.js"):
         assert (site / page).is_file(), page
     records = list((site / "records").rglob("*.html"))
     assert len(records) == 59  # one page per record: 49 model records, 1 reproduction, 2 zoo, 2 gamma, 5 fixture records
@@ -189,7 +191,7 @@ def test_record_pages_carry_their_json_the_physical_floor_and_the_other_protocol
 
 def test_plotly_is_a_script_of_no_page_and_claims_say_none_yet(site: Path):
     for page in site.rglob("*.html"):
-        assert "plotly-basic.min.js" not in page.read_text(), page  # kverdict.js loads it where a chart is
+        assert "plotly-scatter.min.js" not in page.read_text(), page  # kverdict.js loads it where a chart is
     assert "No record carries a claimed speedup yet" in (site / "claims" / "index.html").read_text()
     board = (site / "leaderboard" / "index.html").read_text()
     assert "not checked" in board and "physically-impossible" in board
@@ -259,3 +261,16 @@ def test_no_passage_is_a_wall_of_text(site: Path, page: str):
     assert parser.done, page
     longest = max(parser.done, key=lambda t: len(t.split()))
     assert len(longest.split()) <= LONGEST_PASSAGE_WORDS, f"{page}: {len(longest.split())} words: {longest[:200]}"
+
+
+def test_every_chart_draws_only_what_the_partial_plotly_bundle_holds(site: Path):
+    """The committed bundle is plotly.js's core, whose one trace type is scatter: a chart of another type would not
+    draw. Its first line names the plotly.js version its build recipe pins."""
+    types = set()
+    for page in site.rglob("*.html"):
+        for fig in re.findall(r'data-fig="([^"]*)"', page.read_text(encoding="utf-8")):
+            types |= {trace.get("type", "scatter") for trace in json.loads(html.unescape(fig))["data"]}
+    assert types == {"scatter"}
+    pinned = json.loads((REPO / "generator" / "plotly" / "package.json").read_text())["dependencies"]["plotly.js"]
+    first = (site / "assets" / "plotly-scatter.min.js").read_text(encoding="utf-8").splitlines()[0]
+    assert f"plotly.js v{pinned}, scatter only" in first
