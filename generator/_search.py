@@ -1,9 +1,11 @@
 """Record pages in the site search: they are written straight into the site folder (not MkDocs pages), so the
-search index MkDocs wrote gets one entry per record page, found by model, problem, protocol and status."""
+search index MkDocs wrote gets one entry per record page, found by model, problem, protocol and status. The theme
+writes an entry's title and text into the results as HTML, so what comes from a record is escaped."""
 
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,6 +26,6 @@ def add_record_pages(site_dir: Path, records: pa.Table) -> int:
     for r in rows:
         title = f"{r['problem_name']} · {r['model']} · {r['protocol']}"
         text = f"{r['suite']} level {r['level']} problem {r['problem_id']}: {r['status']}"
-        docs.append({"location": r["page"], "title": title, "text": text})
+        docs.append({"location": r["page"], "title": escape(title, quote=False), "text": escape(text, quote=False)})
     path.write_text(json.dumps(index, separators=(",", ":")), encoding="utf-8")
     return len(rows)

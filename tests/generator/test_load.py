@@ -93,6 +93,12 @@ def test_the_site_shows_accepted_but_hostile_values_inert(tmp_path: Path):
     assert any("&lt;img src=x onerror=" in page for page in pages)
     for page in pages:  # each hostile value appears only as text, never as markup
         assert "<img src=x" not in page and "<script>window.__kv_pwned" not in page and "<b>op</b>" not in page
+    index = json.loads((tmp_path / "site" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    entries = [doc["title"] + " " + doc["text"] for doc in index["docs"]]  # the theme shows both as HTML
+    assert any("&lt;img src=x onerror=" in e and "/records/" not in e for e in entries)
+    assert any("0_&lt;b&gt;op&lt;/b&gt;" in doc["title"] for doc in index["docs"] if doc["location"].startswith("records/"))
+    for entry in entries:
+        assert "<img src=x" not in entry and "<script>window.__kv_pwned" not in entry and "<b>op</b>" not in entry
     with open(tmp_path / "site" / "downloads" / "records.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     models = {row["model"] for row in rows}

@@ -621,3 +621,17 @@ def test_show_every_column_needs_no_script(browser, built_url):
     pg.get_by_label("show every column").check()
     assert len(_visible_headers(table)) == len(SHOWN) + len(FOLDED)
     context.close()
+
+
+def test_search_results_for_the_hostile_model_name_stay_text(page, built_url):
+    """The theme writes a search entry's title and text into the results as HTML: record pages' entries, built from
+    record fields, must arrive escaped."""
+    page.goto(built_url)
+    page.locator("input.md-search__input").fill("pwned")
+    results = page.locator(".md-search-result__item")
+    results.first.wait_for(timeout=15000)
+    page.wait_for_timeout(500)  # let an injected image fail and its handler run, were there one
+    assert page.evaluate("typeof window.__kv_pwned") == "undefined"
+    assert page.locator(".md-search-result img").count() == 0
+    titles = page.locator(".md-search-result__item h1").all_inner_texts()
+    assert any("<script>window.__kv_pwned = 1</script>" in t and "· verified" in t for t in titles), titles
