@@ -28,6 +28,6 @@ SELECT hardware, protocol, suite, level AS level_group, n_problems, suite_size, 
 FROM levels
 UNION ALL
 SELECT hardware, protocol, suite, 0 AS level_group, sum(n_problems), sum(suite_size), sum(n_excluded),
-       bool_and(size_known), string_agg(DISTINCT source, '; ')
+       bool_and(size_known), string_agg(DISTINCT source, '; ' ORDER BY source)
 FROM levels
 GROUP BY hardware, protocol, suite

@@ -113,3 +113,15 @@ def test_claims_are_set_beside_both_protocols_with_their_correlation():
     assert c["corr_claim_std"] == pytest.approx(0.99, abs=0.01) and c["corr_n"] == 3
     assert len(agg.claim_kernels) == 3
     assert aggregate(rows_table([row("A", 0)]), suite_sizes=SIZES).claims == []
+
+
+def test_a_claims_row_names_the_checks_that_failed_in_one_order_build_after_build():
+    checks = ["stale-memory", "input-mutation", "global-state", "precision", "cached-output", "determinism",
+              "recheck-after-timing", "hidden-inputs", "output-aliasing", "lazy-output"]
+    rows = []
+    for pid, check_name in enumerate(checks):
+        rows.append(row("L", pid, speedup=2.0, claimed_speedup=3.0, claimed_baseline="eager"))
+        rows.append(row("L", pid, "verified", speedup=None, status="hacked", failed_checks=1, failed_check=check_name))
+    claims = next(r for r in aggregate(rows_table(rows), suite_sizes=SIZES).claims if r["level"] == 0)
+    assert claims["hacked"] == len(checks)
+    assert claims["hacked_by"] == ", ".join(sorted(checks))
