@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from ._protocols import VERIFIED
+
 
 @dataclass(frozen=True)
 class Column:
@@ -54,9 +56,9 @@ COLUMNS: tuple[Column, ...] = (
        "measured copy bandwidth", more=True),
     _c("k", "most samples of one problem (best-of-k)", more=True),
     _c("Precision", "share of correct problems by the precision class of their best kernel: f32 = float32-like, TF32 = "
-       "TF32-like, reduced = less precise than TF32", more=True, only="verified"),
+       "TF32-like, reduced = less precise than TF32", more=True, only=VERIFIED),
     _c("Shape-general", "share of correct problems whose kernel was also right at a held-out size, over those where "
-       "that re-check ran", more=True, only="verified"),
+       "that re-check ran", more=True, only=VERIFIED),
 )
 """In the order of the table's cells."""
 

@@ -16,6 +16,8 @@ from collections import defaultdict
 
 from schemas import PROTOCOLS
 
+from ._protocols import STANDARD, VERIFIED
+
 NICE_TICKS = tuple(m * 10.0 ** e for e in range(-3, 4) for m in (1, 1.5, 2, 3, 5, 7))
 """Tick values of log axes (1, 1.5, 2, 3, 5, 7 in every decade), so short ranges are not labelled with bare minor digits."""
 
@@ -142,7 +144,7 @@ def claims_chart(kernels: list[dict], hardware: str, suite: str, model: str) -> 
     """Claimed against measured speedup per kernel (standard and verified), with the line where they agree."""
     rows = [k for k in kernels if (k["hardware"], k["suite"], k["model"]) == (hardware, suite, model)]
     traces = []
-    for proto, key in (("standard", "std_speedup"), ("verified", "ver_speedup")):
+    for proto, key in ((STANDARD, "std_speedup"), (VERIFIED, "ver_speedup")):
         pts = [k for k in rows if k[key] and k["claimed"]]
         traces.append({"type": "scatter", "mode": "markers", "name": f"{_t(model)} · {proto}",
                        "x": [k["claimed"] for k in pts], "y": [k[key] for k in pts],

@@ -8,6 +8,7 @@ from pathlib import Path
 import jinja2
 
 from ._format import human_bytes, ms, num, pct, times, title_text
+from ._protocols import STANDARD, VERIFIED
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -18,4 +19,5 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters.update(ms=ms, x=times, bytes=human_bytes, pct=pct, num=num, title_text=title_text)
+    env.globals.update(STANDARD=STANDARD, VERIFIED=VERIFIED)  # the protocols' names, from schemas.PROTOCOLS
     return env

@@ -16,6 +16,7 @@ from schemas import MAX_RECORD_BYTES, BaselineRecord, Record, RecordError, load_
 from schemas._io import inside_repository
 
 from ._columns import EXTRA_COLUMNS, extra_columns
+from ._protocols import EAGER_KIND
 from ._record_pages import render_record_page
 
 PARALLEL_FROM = 2000
@@ -23,9 +24,6 @@ PARALLEL_FROM = 2000
 
 SKIPPED_DIRS = ("_baselines", "_audits")
 """Folders under ``records/`` that hold baseline records and audit reports, not Records."""
-
-EAGER_KIND = {"standard": "eager_fp32", "verified": "eager_tf32"}
-"""Baseline kind behind ``Speedups.vs_eager`` for each protocol."""
 
 COLUMNS: dict[str, pa.DataType] = {
     "path": pa.string(), "page": pa.string(), "hardware": pa.string(), "device_name": pa.string(),

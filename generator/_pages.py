@@ -39,6 +39,7 @@ from ._headline import PROTOCOL_ORDER, headline_lines
 from ._inputs import Finding
 from ._jinja import environment
 from ._pairs import problem_pairs
+from ._protocols import VERIFIED
 from ._sql import Aggregates
 from ._suites import Suites
 from ._urls import model_doc, model_url, problem_doc, problem_url, up_to_root
@@ -102,7 +103,7 @@ class SiteData:
     @property
     def verified_groups(self) -> set[tuple[str, str, str]]:
         """(hardware, suite, model) of every ranked model that has verified results."""
-        return {(r["hardware"], r["suite"], r["model"]) for r in self.agg.summary if r["protocol"] == "verified"}
+        return {(r["hardware"], r["suite"], r["model"]) for r in self.agg.summary if r["protocol"] == VERIFIED}
 
 
 def problem_source_index(repo_root: Path) -> dict[str, Path]:

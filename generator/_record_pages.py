@@ -24,9 +24,9 @@ from schemas import Record, TimingStats
 from ._datasets import kernel_text
 from ._format import MISSING, human_bytes, ms, times
 from ._physics import Floors, PhysicsCheck, check
+from ._protocols import OTHER_PROTOCOL, STANDARD
 from ._urls import model_url, problem_url, up_to_root
 
-OTHER_PROTOCOL = {"standard": "verified", "verified": "standard"}
 _STATUS_RE = re.compile(rb'\n  "status": "([a-z_]+)"')
 """The top-level status of a record file as ``schemas.dump_record`` writes it (two-space indent)."""
 
@@ -202,7 +202,7 @@ def _other_protocol(r: Record, row: dict, context: RecordContext | None, root: s
     rel = other_protocol_path(row["path"], r.protocol.name)
     status = _other_status(os.path.join(context.records_dir, rel)) if rel != row["path"] else None
     if status is None:
-        only = " — standard protocol only, unverified" if r.protocol.name == "standard" else ""
+        only = f" — {STANDARD} protocol only, unverified" if r.protocol.name == STANDARD else ""
         return f'<p class="other-protocol" id="other-protocol">No {other}-protocol record of this kernel yet{only}.</p>'
     page = "records/" + rel[: -len(".json")] + ".html"
     return (f'<p class="other-protocol" id="other-protocol">The {other} protocol on this kernel: '

@@ -4,8 +4,10 @@ Each ``NN_name.sql`` file is one SELECT; it becomes table ``name``, in file orde
 read earlier ones. Inputs are: ``records`` (see ``_load.COLUMNS``), ``excluded`` (problems the audit
 excluded), ``zoo_manifest``, ``self_speedup`` (the timing-faithfulness benchmark's rows,
 ``_inputs.read_self_speedup``), ``suite_sizes`` (``_suites``), ``physics`` (each record's physical-floor
-verdict, ``_physics``), ``project`` (the provider name of the project's own records) and ``datasets`` (the public
-kernel datasets the project knows, ``schemas.DATASETS``: repository, commit and how many kernels each holds).
+verdict, ``_physics``), ``project`` (the provider name of the project's own records), ``datasets`` (the public
+kernel datasets the project knows, ``schemas.DATASETS``: repository, commit and how many kernels each holds) and
+``protocols`` (the protocols of ``schemas.PROTOCOLS`` with their baseline kinds, ``_protocols``: the standard one is
+``WHERE reproduces_kernelbench``, the verified one ``WHERE NOT reproduces_kernelbench``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import duckdb
 import pyarrow as pa
 
 from schemas import DATASETS, PublicDataset
+
+from ._protocols import protocols_table
 
 SQL_DIR = Path(__file__).resolve().parent / "sql"
 
@@ -94,6 +98,7 @@ def connect(records: pa.Table, excluded: list[dict] | None = None, manifest: lis
         "physics": pa.Table.from_pylist(physics or [], schema=PHYSICS_SCHEMA),
         "datasets": pa.Table.from_pylist([{"dataset": d.name, "model": d.model, "url": d.url, "commit": d.commit,
                                            "kernels": d.kernels} for d in datasets], schema=DATASETS_SCHEMA),
+        "protocols": protocols_table(),
     }
     for name, table in inputs.items():
         con.register(f"{name}_input", table)

@@ -13,9 +13,10 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemas import PROTOCOLS, Record, protocol_info, record_relpath
+from schemas import Record, protocol_info, record_relpath
 
-EAGER_KIND = {name: entry["speedups"]["vs_eager"] for name, entry in PROTOCOLS.items()}
+from ._protocols import EAGER_KIND
+
 SYNTHETIC_FRESH_SEED = 20_000_003
 """The seed of a synthetic verified trial (the verified protocol draws its seeds fresh, above its floor)."""
 

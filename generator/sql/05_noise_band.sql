@@ -5,8 +5,10 @@
 -- of 1 is a tie. Hardware without benchmark rows gets the summary's default band.
 WITH per AS (
   SELECT hardware, suite, recipe, count(*) AS n, quantile_cont(abs(self_speedup - 1), 0.95) AS p95,
-         CASE WHEN recipe LIKE 'kernelbench / standard%' THEN 'standard'
-              WHEN recipe LIKE 'verified%' THEN 'verified' END AS protocol
+         -- the standard protocol's recipe is KernelBench's ('kernelbench / standard'); the verified one's bear its name
+         (SELECT p.name FROM protocols AS p
+          WHERE recipe LIKE CASE WHEN p.reproduces_kernelbench THEN 'kernelbench / ' ELSE '' END || p.name || '%')
+           AS protocol
   FROM self_speedup
   GROUP BY hardware, suite, recipe
 ),

@@ -41,7 +41,9 @@ SELECT
   exp(avg(ln(b.base_peak_bytes / b.cand_peak_bytes))
     FILTER (WHERE b.correct AND b.cand_peak_bytes > 0 AND b.base_peak_bytes > 0)) AS mem_eff,
   median(b.sol_score) FILTER (WHERE b.correct) AS median_sol_score,
-  CASE WHEN b.protocol = 'standard' AND NOT coalesce(bool_or(b.outside_checked), false) THEN NULL
+  -- the standard protocol runs no integrity checks of its own: before the runner's judge, nothing was checked
+  CASE WHEN b.protocol = (SELECT name FROM protocols WHERE reproduces_kernelbench)
+        AND NOT coalesce(bool_or(b.outside_checked), false) THEN NULL
        ELSE count(*) FILTER (WHERE b.status = 'hacked') END AS hacked,
   count(*) FILTER (WHERE b.impossible) AS impossible,
   max(b.samples) AS max_samples,

@@ -15,7 +15,9 @@ WITH pairs AS (
          CASE WHEN v.correct THEN ln(v.vs_eager) ELSE 0 END AS c
   FROM best AS s
   JOIN best AS v
-    ON s.protocol = 'standard' AND v.protocol = 'verified' AND s.hardware = v.hardware AND s.suite = v.suite
+    ON s.protocol = (SELECT name FROM protocols WHERE reproduces_kernelbench)
+   AND v.protocol = (SELECT name FROM protocols WHERE NOT reproduces_kernelbench)
+   AND s.hardware = v.hardware AND s.suite = v.suite
    AND s.level = v.level AND s.problem_id = v.problem_id AND s.model = v.model
 ),
 grouped AS (

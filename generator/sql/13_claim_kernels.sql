@@ -2,8 +2,8 @@
 -- best-of-k standard and verified rows joined per hardware x suite x model x level x problem. The speedups
 -- are those of correct rows (a failing or physically impossible row has none); the verified row's failed
 -- check and labels say what moved it.
-WITH s AS (SELECT * FROM best WHERE protocol = 'standard'),
-v AS (SELECT * FROM best WHERE protocol = 'verified'),
+WITH s AS (SELECT * FROM best WHERE protocol = (SELECT name FROM protocols WHERE reproduces_kernelbench)),
+v AS (SELECT * FROM best WHERE protocol = (SELECT name FROM protocols WHERE NOT reproduces_kernelbench)),
 k AS (
   SELECT coalesce(s.hardware, v.hardware) AS hardware, coalesce(s.suite, v.suite) AS suite,
          coalesce(s.model, v.model) AS model, coalesce(s.level, v.level) AS level,

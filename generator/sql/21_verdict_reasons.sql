@@ -2,5 +2,5 @@
 -- carry one; older ones show none): what the methodology page's verdict table counts.
 SELECT hardware, model, protocol_version, status, COALESCE(reason, '') AS reason, COUNT(*) AS records
 FROM records
-WHERE protocol = 'verified'
+WHERE protocol = (SELECT name FROM protocols WHERE NOT reproduces_kernelbench)
 GROUP BY hardware, model, protocol_version, status, COALESCE(reason, '')
