@@ -34,6 +34,7 @@ NARROW = {"width": 390, "height": 844}
 AXE = Path(__file__).with_name("axe.min.js")
 """axe-core 4.14.1, minified (its licence: axe.LICENSE), injected into the pages it checks."""
 AXE_PAGES = ["", "leaderboard/", "charts/", "models/", "models/alpha/", "claims/", "integrity/", "methodology/",
+             "threat-model/", "contributing/", "downloads/",
              "problems/kernelverdict/level-1/0001-problem_1_1/"]
 
 
