@@ -35,6 +35,7 @@ from evaluations.core import (  # noqa: E402
 )
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 from evaluations.protocols.verified import to_device  # noqa: E402
+from schemas import pinned  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _self_speedup_report import report  # noqa: E402
@@ -47,6 +48,8 @@ Recipe = Callable[[Callable[[], Any]], float]
 SetRecipe = PairRecipe
 """Times the reference and then its copy over rotated input sets (the verified protocol's recipe); both ms."""
 
+STANDARD = pinned("standard").timing
+"""The standard protocol's timing (``schemas.PROTOCOLS``): its warm-up and timed calls."""
 L2_FLUSH_BYTES = 512 * 1024 * 1024
 """Size of the buffer written before each call to evict L2 (the H200's L2 is 60 MiB)."""
 PROBLEM_TIMEOUT_S = 120
@@ -63,8 +66,9 @@ def kernelbench_verified(fn: Callable[[], Any]) -> float:
 
 
 def kernelbench_standard(fn: Callable[[], Any]) -> float:
-    """KernelBench / this project's standard protocol: 3 warm-ups, 100 calls between CUDA events, mean."""
-    return mean(collect_times_ms(fn, "cuda", warmup=3, calls=100))
+    """KernelBench / this project's standard protocol: its warm-ups (3), then its timed calls (100) between CUDA events,
+    mean (the protocols' table's counts)."""
+    return mean(collect_times_ms(fn, "cuda", warmup=STANDARD.warmup_calls, calls=STANDARD.timed_calls))
 
 
 def flushed_median(fn: Callable[[], Any]) -> float:
