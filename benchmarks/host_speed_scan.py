@@ -30,8 +30,8 @@ from evaluations.core import host_speed_bound  # noqa: E402
 from evaluations.timing import TimingPlan  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _tasks import Task, load_suite_tasks, load_tasks  # noqa: E402
 from _verified_recipe import NAME, build_model, input_sets, verified_run  # noqa: E402
-from self_speedup import Task, load_suite_tasks, load_tasks  # noqa: E402
 
 QUICK = TimingPlan(warmup_s=0.05, min_calls=10, min_time_s=0.0, time_cap_s=0.3, placements=1)
 """A short stopping rule: the method is decided before sampling starts, so a few samples suffice."""

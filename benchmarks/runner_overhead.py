@@ -108,8 +108,8 @@ def _instrument(stamps: _Stamps, protocol: str) -> None:
         stamps.wrap(owner, "load_problem", "problem import")
     stamps.wrap(c, "load_candidate", "candidate import")
     stamps.wrap(c, "References", "model build")
-    stamps.wrap(c, "_trial", "correctness trials")
-    stamps.wrap(c, "_determinism", "correctness trials")
+    stamps.wrap(c, "trial", "correctness trials")
+    stamps.wrap(c, "determinism", "correctness trials")
     stamps.wrap(c, "_timing", "timing")
     stamps.wrap(v, "time_calls", "timing")
 

@@ -23,8 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
@@ -33,13 +32,15 @@ from evaluations.core import (  # noqa: E402
     gpulock,  # noqa: E402
     mean,
     median,
-    quantile,
 )
 from evaluations.protocols.standard import SEED, collect_times_ms, set_seed  # noqa: E402
 from evaluations.protocols.verified import to_device  # noqa: E402
+from schemas import pinned  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, LAST_SPEEDUP, PREVIOUS, PairRecipe, build_model, input_sets  # noqa: E402
+from _self_speedup_report import report  # noqa: E402
+from _tasks import Task, build_pair, load_suite_tasks, load_tasks  # noqa: E402
+from _verified_recipe import LAST_CLOCKS_MHZ, LAST_METHODS, LAST_SPEEDUP, PREVIOUS, PairRecipe, input_sets  # noqa: E402
 from _verified_recipe import RECIPES as VERIFIED_RECIPES  # noqa: E402
 
 Recipe = Callable[[Callable[[], Any]], float]
@@ -47,14 +48,10 @@ Recipe = Callable[[Callable[[], Any]], float]
 SetRecipe = PairRecipe
 """Times the reference and then its copy over rotated input sets (the verified protocol's recipe); both ms."""
 
+STANDARD = pinned("standard").timing
+"""The standard protocol's timing (``schemas.PROTOCOLS``): its warm-up and timed calls."""
 L2_FLUSH_BYTES = 512 * 1024 * 1024
 """Size of the buffer written before each call to evict L2 (the H200's L2 is 60 MiB)."""
-FAST_MS = 0.020
-"""Problems whose reference takes less than this are listed (launch overhead dominates)."""
-WITHIN = 0.01
-"""A self-speedup within this of 1.0 counts as faithful."""
-BEYOND = 0.03
-"""The verified timing's target: within +-1% (``WITHIN``) on >= 95% of problems, none beyond +-3%."""
 PROBLEM_TIMEOUT_S = 120
 """Longest one problem may take before it is abandoned and reported."""
 CUDA_ERRORS: tuple[type[BaseException], ...] = tuple(
@@ -69,8 +66,9 @@ def kernelbench_verified(fn: Callable[[], Any]) -> float:
 
 
 def kernelbench_standard(fn: Callable[[], Any]) -> float:
-    """KernelBench / this project's standard protocol: 3 warm-ups, 100 calls between CUDA events, mean."""
-    return mean(collect_times_ms(fn, "cuda", warmup=3, calls=100))
+    """KernelBench / this project's standard protocol: its warm-ups (3), then its timed calls (100) between CUDA events,
+    mean (the protocols' table's counts)."""
+    return mean(collect_times_ms(fn, "cuda", warmup=STANDARD.warmup_calls, calls=STANDARD.timed_calls))
 
 
 def flushed_median(fn: Callable[[], Any]) -> float:
@@ -102,73 +100,6 @@ SET_RECIPES: set[str] = set()
 """Names of recipes that take (reference, copy, rotated input sets) instead of a zero-argument callable."""
 OPTIONAL = {"100-call median, L2 flushed"}
 """Recipes left out by ``--essential-only`` (comparison figures, not the protocols' own timing)."""
-REFERENCE_RECIPE = "kernelbench / standard (3 warm-ups, 100 calls, mean)"
-"""Recipe whose reference time decides which problems count as under 20 us."""
-
-
-class Task(NamedTuple):
-    """One problem of the bundle."""
-
-    level: int
-    task_id: int
-    source: str
-    suite: str = "kernelbench-v0"
-
-    @property
-    def key(self) -> str:
-        prefix = "" if self.suite == "kernelbench-v0" else f"{self.suite}/"
-        return f"{prefix}L{self.level}/{self.task_id}"
-
-
-def load_suite_tasks(folder: Path) -> list[Task]:
-    """Every problem of a suite folder (``levelN/NNN_name.py``), level 0-padded ids kept."""
-    tasks = []
-    for path in sorted(folder.glob("level*/*.py")):
-        level = int(path.parent.name.removeprefix("level"))
-        task_id = int(path.name.split("_", 1)[0])
-        tasks.append(Task(level, task_id, path.read_text(encoding="utf-8"), folder.name))
-    return tasks
-
-
-def load_tasks(bundle: Path) -> list[Task]:
-    """Every distinct problem of a CUDA-L1-shaped bundle, in file order."""
-    tasks: dict[tuple[int, int], Task] = {}
-    with bundle.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                key = (int(row["level_id"]), int(row["task_id"]))
-                tasks.setdefault(key, Task(key[0], key[1], row["ref_code"]))
-    return list(tasks.values())
-
-
-def tasks_by_key(bundle: Path, keys: list[str]) -> dict[str, Task]:
-    """The problems of ``bundle`` named by ``keys`` (``L3/30``, ...); ValueError naming any it lacks."""
-    tasks = {t.key: t for t in load_tasks(bundle) if t.key in keys}
-    missing = [k for k in keys if k not in tasks]
-    if missing:
-        raise ValueError(f"not in {bundle}: {', '.join(missing)}")
-    return tasks
-
-
-def gpu_tasks(tool: str, bundle: Path, keys: list[str]) -> dict[str, Task] | None:
-    """For a GPU tool's command line: the problems named by ``keys``, or ``None`` after saying on stderr
-    why not (no CUDA GPU, or keys the bundle lacks)."""
-    if not torch.cuda.is_available():
-        print(f"{tool} needs a CUDA GPU", file=sys.stderr)
-        return None
-    try:
-        return tasks_by_key(bundle, keys)
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
-        return None
-
-
-def build_pair(source: str, tag: str, folder: Path) -> tuple[ModuleType, torch.nn.Module, torch.nn.Module]:
-    """The problem's module, its ``Model`` on the GPU, and a separately built copy (``Model`` renamed
-    ``ModelNew``, imported as its own module), each constructed after the same seed (``build_model``)."""
-    reference, ref_model = build_model(source, tag, folder)
-    return reference, ref_model, build_model(source, tag, folder, copy=True)[1]
 
 
 def measure(task: Task, folder: Path, only: set[str] | None = None) -> dict[str, Any]:
@@ -294,81 +225,6 @@ def run(tasks: list[Task], rows_path: Path, budget_s: float, retry_errors: bool 
     return {**earlier, **done}
 
 
-BANDS_MS = (0.03, 0.1, 1.0, 10.0)
-"""Edges of the reference-time bands in which the report splits each recipe's share within +-1%."""
-
-
-def _by_band(members: list[dict[str, Any]], name: str) -> str:
-    """'<30us 12/37, 30-100us ...': within +-1% / measured, per band of the reference's time."""
-    edges = (0.0, *BANDS_MS, float("inf"))
-    parts = []
-    for lo, hi in zip(edges, edges[1:], strict=False):
-        band = [r for r in members if name in r["self_speedup"] and lo <= r["ref_ms"][name] < hi]
-        if band:
-            ok = sum(abs(r["self_speedup"][name] - 1.0) <= WITHIN for r in band)
-            label = (f"<{hi * 1000:g}us" if lo == 0 else f">={lo:g}ms" if hi == float("inf")
-                     else f"{lo * 1000:g}-{hi * 1000:g}us" if hi <= 1 else f"{lo:g}-{hi:g}ms")
-            parts.append(f"{label} {ok}/{len(band)}")
-    return ", ".join(parts)
-
-
-def _clock_summary(members: list[dict[str, Any]], name: str) -> str | None:
-    """Whether the SM clock explains the misses: clock ratios of misses vs hits, and how often the
-    slower of the two timings also ran at the lower clock."""
-    pairs = []
-    for r in members:
-        c = r.get("clock_mhz", {}).get(name) or {}
-        if name in r["self_speedup"] and c.get("ref") and c.get("copy"):
-            pairs.append((r["self_speedup"][name], c["ref"] / c["copy"]))
-    if not pairs:
-        return None
-    misses = [(s, c) for s, c in pairs if abs(s - 1.0) > WITHIN]
-    hits = [c for s, c in pairs if abs(s - 1.0) <= WITHIN]
-    # s = ref time / copy time (< 1: the copy was slower); c = ref clock / copy clock (> 1: the copy's lower)
-    same_side = sum((s < 1) == (c > 1) for s, c in misses if c != 1.0)
-
-    def med(ratios: list[float]) -> str:
-        return f"{quantile([abs(x - 1) for x in ratios], 0.5):.2%}" if ratios else "-"
-
-    return (f"SM clock ref/copy: median |ratio-1| {med([c for _, c in misses])} on misses, {med(hits)} on hits; "
-            f"slower timing at the lower clock in {same_side}/{len(misses)} misses (n={len(pairs)})")
-
-
-def report(rows: dict[str, dict[str, Any]]) -> None:
-    """Per suite and recipe: share within +-1%, p50/p95/max of |self-speedup - 1|; failures and sub-20-us problems."""
-    good = [(k, r) for k, r in rows.items() if "error" not in r]
-    print(f"\n{len(good)} problems measured, {len(rows) - len(good)} skipped (reference failed)")
-    suites = sorted({k.split("/L", 1)[0] if "/L" in k else "kernelbench-v0" for k, _ in good})
-    for suite in suites:
-        members = [r for k, r in good if (k.split("/L", 1)[0] if "/L" in k else "kernelbench-v0") == suite]
-        print(f"-- {suite} ({len(members)} problems)")
-        for name in RECIPES:
-            devs = [abs(r["self_speedup"][name] - 1.0) for r in members if name in r["self_speedup"]]
-            if devs:
-                within = sum(d <= WITHIN for d in devs) / len(devs)
-                print(f"{name:55s} within +-1%: {within:6.1%}   p50 |s-1|: {quantile(devs, 0.5):6.2%}   "
-                      f"p95 |s-1|: {quantile(devs, 0.95):6.2%}   max: {max(devs):6.2%}   (n={len(devs)})")
-                print(f"{'':55s} within +-1% by the reference's time under this recipe: {_by_band(members, name)}")
-                far = sorted(((abs(r["self_speedup"][name] - 1.0), r["key"]) for r in members
-                              if abs(r["self_speedup"].get(name, 1.0) - 1.0) > BEYOND), reverse=True)
-                listed = f" ({', '.join(k for _, k in far)})" if 0 < len(far) <= 12 else ""
-                print(f"{'':55s} beyond +-{BEYOND:.0%}: {len(far)}{listed}")
-                clock_line = _clock_summary(members, name)
-                if clock_line:
-                    print(f"{'':55s} {clock_line}")
-                graphs = [r for r in members if (r.get("method", {}).get(name) or {}).get("ref") == "cuda_graph"]
-                if graphs:
-                    ok = sum(abs(r["self_speedup"][name] - 1.0) <= WITHIN for r in graphs)
-                    print(f"{'':55s} timed as CUDA graph replays (short or host-bound calls): {len(graphs)} problems, {ok} within +-1%: "
-                          + ", ".join(f"{r['key']} {r['self_speedup'][name]:.3f}" for r in graphs))
-    for key, row in rows.items():
-        if "error" in row:
-            print(f"reference failed: {key}: {row['error']}")
-    fast = sorted((r["ref_ms"][REFERENCE_RECIPE], k) for k, r in rows.items()
-                  if "error" not in r and r["ref_ms"].get(REFERENCE_RECIPE, 1.0) < FAST_MS)
-    print(f"{len(fast)} problems under {FAST_MS * 1000:g} us: " + ", ".join(f"{k} ({ms * 1000:.1f} us)" for ms, k in fast))
-
-
 def _select(args: argparse.Namespace) -> None:
     """Recipes of this run, from the command line."""
     if args.essential_only:
@@ -411,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows.values():  # recipes of earlier versions too (e.g. verified timing before a change)
             for name in row.get("self_speedup", {}):
                 RECIPES.setdefault(name, None)  # type: ignore[arg-type]
-        report(rows)
+        report(rows, RECIPES)
         return 0
     if not torch.cuda.is_available():
         print("self_speedup needs a CUDA GPU", file=sys.stderr)
@@ -430,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks = [t for t in tasks if t.key in wanted]
     print(f"{len(tasks)} problems on {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
     rows = run(tasks, rows_path, args.budget_s, args.retry_errors, frozenset(filter(None, args.remeasure.split(","))))
-    report({t.key: rows[t.key] for t in tasks if t.key in rows})
+    report({t.key: rows[t.key] for t in tasks if t.key in rows}, RECIPES)
     return 0
 
 

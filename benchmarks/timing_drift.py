@@ -53,8 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evaluations.timing import host_loop_ms  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _tasks import build_pair, gpu_tasks  # noqa: E402
 from _verified_recipe import PLAN, input_sets, paced_by, verified_run  # noqa: E402
-from self_speedup import build_pair, gpu_tasks  # noqa: E402
 
 VARIANTS = ("copy", "deepcopy", "read-flush", "placements", "places16", "graph-short", "protocol", "protocol-nogc")
 """What B is and how both are timed (see the module docstring)."""

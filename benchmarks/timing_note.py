@@ -12,8 +12,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _tasks import build_pair, gpu_tasks  # noqa: E402
 from _verified_recipe import input_sets, verified_run  # noqa: E402
-from self_speedup import build_pair, gpu_tasks  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

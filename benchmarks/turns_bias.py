@@ -30,8 +30,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _tasks import build_pair, gpu_tasks  # noqa: E402
 from _verified_recipe import LAST_TURN_SAMPLES, PLAN, in_turns, input_sets, verified_run  # noqa: E402
-from self_speedup import build_pair, gpu_tasks  # noqa: E402
 
 from evaluations.timing import _turns  # noqa: E402
 from schemas import speedup_between  # noqa: E402

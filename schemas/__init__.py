@@ -3,6 +3,19 @@ files under ``records/`` (``validate``)."""
 
 from ._audit import AUDIT_SCHEMA_VERSION, FINDING_CODES, AuditFinding, AuditReport, ProblemAudit, Severity
 from ._datasets import DATASETS, PublicDataset, dataset_named
+from ._evidence import (
+    AlgorithmFlag,
+    AlgorithmFlagName,
+    BaselineKind,
+    BaselineTiming,
+    Claimed,
+    CorrectnessCheck,
+    IntegrityCheck,
+    MemoryStats,
+    PrecisionClass,
+    Roofline,
+    ShapeCheck,
+)
 from ._export import SCHEMA_DIR, export_schemas, json_schemas
 from ._io import (
     MAX_RECORD_BYTES,
@@ -25,27 +38,16 @@ from ._record import (
     INCORRECT_REASONS,
     SCHEMA_VERSION,
     STATUSES,
-    AlgorithmFlag,
-    AlgorithmFlagName,
-    BaselineKind,
     BaselineRecord,
-    BaselineTiming,
-    Claimed,
-    CorrectnessCheck,
     Environment,
     IncorrectReason,
-    IntegrityCheck,
     KernelLanguage,
     KernelSource,
-    MemoryStats,
     ModelInfo,
-    PrecisionClass,
     ProblemRef,
     ProtocolInfo,
     ProtocolName,
     Record,
-    Roofline,
-    ShapeCheck,
     Status,
 )
 from ._timing import (

@@ -16,14 +16,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from schemas import AuditFinding, AuditReport, ProblemAudit
+from schemas import AuditFinding, AuditReport, ProblemAudit, pinned
 
 from ..core import Problem
 from ._findings import findings_for
 from ._probe import Probe, probe_problem
 
-ATOL = 1e-2
-"""The standard protocol's atol = rtol: differences inside it are ones a candidate may ignore."""
+ATOL = pinned("standard").atol
+"""The standard protocol's atol (= its rtol, the protocols' table's): differences inside it are ones a candidate may
+ignore."""
 DRAWS = 3
 GRACE_S = 5.0
 """Seconds a stopped worker gets to exit after SIGTERM before SIGKILL."""

@@ -41,6 +41,8 @@ SEED = 42
 INFO = protocol_info("standard")
 """Its parameters and its records' ``protocol`` block, from the protocols' one table (``schemas.PROTOCOLS``)."""
 TRIALS = len(INFO.seeds)
+DISTRIBUTION = INFO.distributions[0]
+"""The label of its one input distribution (the problem's own ``get_inputs()``), as its records name it."""
 BASELINE_KINDS: tuple[str, ...] = PROTOCOLS["standard"]["baseline_kinds"]
 SPEEDUP_BASELINE: dict[str, str] = dict(PROTOCOLS["standard"]["speedups"])
 
@@ -150,7 +152,7 @@ def compare(output: Any, reference: Any, seed: int, index: int) -> CorrectnessCh
     outs = list(output) if isinstance(output, list | tuple) else [output]
     refs = list(reference) if isinstance(reference, list | tuple) else [reference]
     if len(outs) != len(refs):
-        return CorrectnessCheck(name=name, distribution="D1 x1", seed=seed, passed=False,
+        return CorrectnessCheck(name=name, distribution=DISTRIBUTION, seed=seed, passed=False,
                                 message=f"output has {len(outs)} values, reference {len(refs)}")
     worst_abs, worst_budget, message = 0.0, 0.0, None
     for o, r in zip(outs, refs, strict=True):
@@ -172,7 +174,7 @@ def compare(output: Any, reference: Any, seed: int, index: int) -> CorrectnessCh
             detail = f": max |out - ref| = {max_abs:.4g}, error budget {budget:.4g} used of 1.0" if max_abs is not None else \
                 " (non-finite values)"
             message = message or f"output differs from the reference beyond atol = rtol = {INFO.atol:g}{detail}"
-    return CorrectnessCheck(name=name, distribution="D1 x1", seed=seed, passed=message is None,
+    return CorrectnessCheck(name=name, distribution=DISTRIBUTION, seed=seed, passed=message is None,
                             max_abs_error=worst_abs, error_budget_used=worst_budget, message=message)
 
 

@@ -45,6 +45,13 @@ _PIN = pinned("verified").timing
 """The timing the verified protocol's newest version pins (``schemas.PROTOCOLS``): the plan's defaults."""
 
 
+def _pinned(value: float | None, name: str) -> float:
+    """A figure of the verified timing the table must pin (its type allows ``None`` for the standard protocol's)."""
+    if value is None:
+        raise ValueError(f"the protocols' table pins no timing.{name} for the verified protocol")
+    return value
+
+
 @dataclass(frozen=True)
 class TimingPlan:
     """Stopping rule and warm-up of one timing."""
@@ -53,8 +60,8 @@ class TimingPlan:
     warmup_calls: int = _PIN.warmup_calls
     """Fewest warm-up calls, beside the warm-up time (and one call on every input set and place of the weights)."""
     min_calls: int = _PIN.timed_calls
-    ci_target_rel: float = _PIN.ci_target_rel or 0.005
-    time_cap_s: float = _PIN.time_cap_s or 10.0
+    ci_target_rel: float = _pinned(_PIN.ci_target_rel, "ci_target_rel")
+    time_cap_s: float = _pinned(_PIN.time_cap_s, "time_cap_s")
     max_calls: int = 20_000
     min_time_s: float = 0.5
     """Sampling spans at least this much wall time, so slow drifts (clocks, host) average out instead of

@@ -231,7 +231,8 @@ def _dispatch(spare: Spare | None, target: str, payload: Any, log: Path) -> tupl
 
 
 SAFE_MODULES = ("evaluations.core._outcomes", "evaluations.core._judgement", "evaluations.worker._worker",
-                "evaluations.zoo._check", "schemas._record", "schemas._timing", "schemas._audit")
+                "evaluations.zoo._check", "schemas._record", "schemas._evidence", "schemas._timing",
+                "schemas._audit")
 """Modules whose classes a child's message may hold: the outcomes, judgements and schema models it returns."""
 SAFE_GLOBALS = frozenset({("builtins", n) for n in ("set", "frozenset", "complex", "bytearray", "range", "slice")}
                          | {("copyreg", "_reconstructor"), ("builtins", "object"), ("collections", "OrderedDict")})

@@ -71,3 +71,13 @@ def test_verified_1_3_changes_the_verdicts_alone() -> None:
     assert {(name, value) for name, value, _ in new.granted_state} >= {
         ("torch.backends.cuda.matmul.allow_tf32", "True"), ("float32_matmul_precision", "high")}
     assert baseline_versions("verified", "1.3") == ("1.3", "1.2") and baseline_versions("verified", "1.2") == ("1.2",)
+
+
+def test_the_audit_and_the_standard_checks_take_the_standard_protocol_s_figures_from_the_table() -> None:
+    pytest.importorskip("torch")
+    from evaluations.audit import AuditOptions
+    from evaluations.protocols.standard import DISTRIBUTION
+
+    pin = PROTOCOLS["standard"]["pinned"]["1.0"]
+    assert AuditOptions(device="cpu").atol == pin.atol == pin.rtol
+    assert (DISTRIBUTION,) == pin.distributions

@@ -16,8 +16,9 @@ its merits, labelled ``sets:<flag>``, and compared with baselines timed with the
 See the methodology page (site_src/methodology.md), "Protocols".
 
 This package is the protocol module of the registry (``evaluations.protocols``) and its parts: the baselines,
-memory and entry points (``_protocol``), a candidate's evaluation (``_candidate``) and the judge's re-run
-(``_judging``), built from the precision policy (``_precision``), integrity checks (``_integrity``,
+memory and entry points (``_protocol``), a candidate's evaluation (``_candidate``: its steps' shared context in
+``_context``, the correctness trials in ``_trials``, the re-check after timing in ``_recheck``) and the judge's
+re-run (``_judging``), built from the precision policy (``_precision``), integrity checks (``_integrity``,
 ``_provenance``, ``_checklog``), the static scan (``_scan``), the held-out shape re-check (``_shapes``), the
 speed-of-light check (``_sol``), the reference (``_reference``) and a job's settings (``_setup``), over what
 ``evaluations.core`` holds for every stage: the statistics, the hidden input distributions and allocator poisoning.

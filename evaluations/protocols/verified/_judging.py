@@ -11,7 +11,7 @@ from schemas import CorrectnessCheck, pinned
 
 from ...core import DISTRIBUTIONS, Judgement, JudgeRequest, Piecewise, draw, gpulock, piecewise, to_device
 from ...worker import judge_outer, load_problem, rule_trials
-from ._candidate import verdict_of
+from ._context import verdict_of
 from ._precision import Tolerance, tolerance_for
 from ._reference import References
 from ._setup import Settings, build_reference, configure, seed_all

@@ -40,9 +40,10 @@ class Settings:
         set the trials per distribution and the timing's counts (``kverdict eval --trials/--warmup-calls/--timed-calls``)."""
         overrides = overrides or Overrides()
         per = overrides.trials or int(options.get("seeds_per_distribution", SEEDS_PER_DISTRIBUTION))
-        seeds = fresh_seeds(1 + 4 * per + 1 + MAX_SETS, options.get("seed"))
+        trials = len(DISTRIBUTIONS) * per
+        seeds = fresh_seeds(1 + trials + 1 + MAX_SETS, options.get("seed"))
         sets = options.get("input_sets")
-        return cls(seeds[0], seeds[1:1 + 4 * per], seeds[1 + 4 * per:], TimingPlan.of(options, overrides),
+        return cls(seeds[0], seeds[1:1 + trials], seeds[1 + trials:], TimingPlan.of(options, overrides),
                    int(sets) if sets is not None else None)
 
 
