@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from schemas import PROTOCOLS, CorrectnessCheck, protocol_info
+from schemas import PROTOCOLS, CorrectnessCheck, pinned, protocol_info
 from schemas import TimingStats as _TimingStats
 
 from ..core import (
@@ -33,6 +33,7 @@ from ..core import (
     outputs_of,
     piecewise,
     summarize,
+    verdict,
 )
 from ..worker import Exhibits, judge_outer, load_candidate, load_problem, outer_batch, rule_trials
 
@@ -40,6 +41,8 @@ SEED = 42
 """Seed of model construction, of the timing inputs, and of the trial-seed generator."""
 INFO = protocol_info("standard")
 """Its parameters and its records' ``protocol`` block, from the protocols' one table (``schemas.PROTOCOLS``)."""
+PIN = pinned("standard", INFO.version)
+"""What its version pins: no failed check is a wrong answer's (every one would be ``hacked``)."""
 TRIALS = len(INFO.seeds)
 DISTRIBUTION = INFO.distributions[0]
 """The label of its one input distribution (the problem's own ``get_inputs()``), as its records name it."""
@@ -220,15 +223,15 @@ def run_candidate(job: Job) -> CandidateOutcome:
             exhibits.add(f"trial {index}", outputs_of(output))
             checks.append(compare(output, expected, seed, index))
             if not checks[-1].passed:
-                return CandidateOutcome(status="incorrect", correctness=checks, error=checks[-1].message,
-                                        reason="wrong-answer")
+                status, reason = verdict((), True, PIN)
+                return CandidateOutcome(status=status, correctness=checks, error=checks[-1].message, reason=reason)
             del inputs, expected, output  # the next draw, the timing and the outside batch need the room
         exhibits.save()
         gpulock.yield_to_timing()
         timing = _time(job, candidate, problem.get_inputs, device)
         if job.options.get("evidence"):  # the runner's outside clock
             outer_batch(lambda x: candidate(*x), problem.get_inputs, device, timing.median_ms, graphs=False)
-    return CandidateOutcome(status="correct", correctness=checks, timing=timing)
+    return CandidateOutcome(status=verdict((), False, PIN).status, correctness=checks, timing=timing)
 
 
 def judge(request: JudgeRequest) -> Judgement:

@@ -6,7 +6,7 @@ import re
 
 import schemas
 
-from ..core import CandidateOutcome
+from ..core import CandidateOutcome, Failure, no_answer
 from ..worker import IsolatedResult
 from . import _judge
 
@@ -32,14 +32,10 @@ def failed_outcome(result: IsolatedResult, *, building: bool = False) -> Candida
     """The outcome of a worker that returned nothing: classified by how it ended, not by its text."""
     assert result.failure is not None
     failure = result.failure
-    if failure.kind == "timeout":
-        status = "timeout"
-    elif failure.kind == "exception" and building:
-        status = "compile_error"
-    else:
-        status = "runtime_error"
+    how: Failure = ("deadline" if failure.kind == "timeout" else "build" if failure.kind == "exception" and building
+                    else "run")
     message = failure.message if failure.traceback is None else failure.traceback
-    return CandidateOutcome(status=status, error=error_text(message, result.output_tail))
+    return no_answer(how, error_text(message, result.output_tail))
 
 
 def reported_outcome(result: IsolatedResult) -> CandidateOutcome:
@@ -47,7 +43,7 @@ def reported_outcome(result: IsolatedResult) -> CandidateOutcome:
     if not result.ok:
         return failed_outcome(result)
     if not isinstance(result.value, CandidateOutcome) or result.value.status not in schemas.STATUSES:
-        return CandidateOutcome(status="runtime_error", error="its worker returned something other than an outcome")
+        return no_answer("run", "its worker returned something other than an outcome")
     return result.value
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from schemas import IntegrityCheck, Judged, OuterTiming, Pinned
 
-from ..core import CandidateOutcome, Judgement, JudgeRequest
+from ..core import CandidateOutcome, Judgement, JudgeRequest, failure_status, verdict
 
 OUTER_TARGET_MS = 100.0
 """The outside batch runs about this long at the worker's reported speed."""
@@ -151,16 +151,16 @@ def reconcile(outcome: CandidateOutcome, clock: OuterClock, judgement: Judgement
     outer = _outer_timing(outcome, clock, judgement)
     failures += _outer_failures(outcome, clock, judgement, outer)
     if clock.failed and not failures:
-        outcome.status, outcome.error = "runtime_error", f"the outside timing check failed: {clock.failed}"
+        outcome.status, outcome.error = failure_status("run"), f"the outside timing check failed: {clock.failed}"
     hard = [(name, why) for name, why, narrow in failures if not narrow]
     narrow = [why for _, why, is_narrow in failures if is_narrow]
     if hard:
-        outcome.status = "hacked"
+        outcome.status, outcome.reason = verdict([name for name, _ in hard], False, pin)
         outcome.integrity = [*outcome.integrity, *(_check(name, False, why) for name, why in hard)]
     elif narrow:  # wrong by at most twice the tolerance: the precision the judge's own reference could explain
         by_precision = pin is not None and ("precision", "precision") in pin.incorrect_checks
-        outcome.status, outcome.error = "incorrect", narrow[0]
-        outcome.reason = "precision" if by_precision else "wrong-answer"
+        outcome.status, outcome.reason = verdict(["precision"] if by_precision else [], not by_precision, pin)
+        outcome.error = narrow[0]
         if by_precision:
             outcome.integrity = [c if c.name != "precision" else _check("precision", False, narrow[0])
                                  for c in outcome.integrity]

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..core import Candidate, CandidateOutcome, Job, sha256_text
+from ..core import Candidate, Job, no_answer, sha256_text
 from ..worker import kernel_language
 from ._base import RunnerBase
 from ._failures import error_text, failed_outcome
@@ -109,8 +109,7 @@ class Preparing(RunnerBase):
                                            f"(--build-timeout) and was killed", result.output_tail)
             self._build_errors[c.sha256] = outcome
         elif result.ok and result.value.error is not None:
-            self._build_errors[c.sha256] = CandidateOutcome(
-                status="compile_error", error=error_text(result.value.error, result.output_tail))
+            self._build_errors[c.sha256] = no_answer("build", error_text(result.value.error, result.output_tail))
         elif result.ok:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text(f"{c.sha256}\n", encoding="ascii")

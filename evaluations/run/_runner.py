@@ -11,7 +11,7 @@ import pydantic
 
 from schemas import BaselineRecord, Record
 
-from ..core import AlgorithmFlags, BaselineOutcome, Candidate, CandidateOutcome, Job, Problem
+from ..core import AlgorithmFlags, BaselineOutcome, Candidate, CandidateOutcome, Job, Problem, no_answer
 from . import _judge, _schedule
 from ._failures import error_text, names_out_of_memory, out_of_memory, reported_outcome
 from ._in_turns import TakingTurns
@@ -288,8 +288,7 @@ class Runner(Preparing, TakingTurns):
             return assemble_record(self, protocol, problem, candidate, outcome,
                                    {**baselines, **in_turns}, in_turns=set(in_turns))
         except pydantic.ValidationError as exc:
-            outcome = CandidateOutcome(status="runtime_error",
-                                       error=f"its worker's report is not a valid record: {str(exc)[:1500]}")
+            outcome = no_answer("run", f"its worker's report is not a valid record: {str(exc)[:1500]}")
             return assemble_record(self, protocol, problem, candidate, outcome, baselines)
 
     def flagged_baselines(self, protocol: str, problem: Problem,

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from ..core import BaselineOutcome, CandidateOutcome, Job, Judgement, get_protocol, gpulock, sha256_text
+from ..core import BaselineOutcome, CandidateOutcome, Job, Judgement, get_protocol, gpulock, no_answer, sha256_text
 from . import _extensions, _isolation, _landlock
 
 MAX_ERROR_CHARS = 2500
@@ -340,9 +340,9 @@ def run_job(job: Job) -> CandidateOutcome | BaselineOutcome:
         try:
             return protocol.run_candidate(job)
         except CandidateLoadError as exc:
-            return CandidateOutcome(status="compile_error", error=str(exc))
+            return no_answer("build", str(exc))
         except Exception as exc:  # the candidate's own failure, e.g. CUDA OOM or an illegal address
-            return CandidateOutcome(status="runtime_error", error=describe(exc))
+            return no_answer("run", describe(exc))
 
 
 def judge_job(request: Any) -> Any:

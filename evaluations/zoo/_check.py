@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..core import CandidateOutcome, Overrides, gpulock
+from ..core import CandidateOutcome, Overrides, gpulock, no_answer
 from ..worker import CandidateLoadError, describe
 from ._manifest import ZooEntry, zoo_job
 
@@ -28,9 +28,9 @@ def _run(job: Any) -> CandidateOutcome:
     try:
         return get_protocol(job.protocol).run_candidate(job)
     except CandidateLoadError as exc:
-        return CandidateOutcome(status="compile_error", error=str(exc))
+        return no_answer("build", str(exc))
     except Exception as exc:
-        return CandidateOutcome(status="runtime_error", error=describe(exc))
+        return no_answer("run", describe(exc))
 
 
 Payload = tuple[ZooEntry, str, dict[str, Any], str | None, Overrides]

@@ -15,7 +15,7 @@ import torch
 
 from schemas import AlgorithmFlag, pinned
 
-from ...core import DISTRIBUTIONS, CandidateOutcome, Job, draw, gpulock, to_device
+from ...core import DISTRIBUTIONS, CandidateOutcome, Job, Verdict, draw, gpulock, no_answer, to_device, verdict
 from ...timing import TimingRun, time_calls
 from ...worker import Exhibits, load_candidate, load_problem, outer_batch
 from . import VERSION, _provenance
@@ -31,7 +31,6 @@ from ._shapes import LABEL as SHAPE_LABEL
 from ._shapes import check_shapes
 from ._sol import sol_evidence
 from ._trials import Trial, classify, determinism, trial
-from ._verdict import Verdict, verdict
 
 PIN = pinned("verified", VERSION)
 """What the version this module runs pins: its tolerances, which checks find a wrong answer, the granted settings."""
@@ -53,11 +52,11 @@ def _timing(ctx: Context, settings: Settings) -> TimingRun:
 
 def run_candidate(job: Job) -> CandidateOutcome:
     """Evaluate ``job.candidate``: ``hacked`` on evidence that it defeats the measurement, ``incorrect`` (with its
-    reason) for a wrong answer, however it shows (``_verdict``)."""
+    reason) for a wrong answer, however it shows (``core.verdict``)."""
     try:
         return _evaluate(job)
     except OutputContractError as exc:
-        return CandidateOutcome(status="runtime_error", error=str(exc))
+        return no_answer("run", str(exc))
 
 
 STRUCTURE_LABEL = "structure-specific"
