@@ -31,7 +31,6 @@ import re
 import tempfile
 import time
 from collections.abc import Callable
-from multiprocessing import connection
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -41,8 +40,8 @@ import torch
 from evaluations.core import gpulock, host_speed_bound, pacing_of
 from evaluations.protocols.standard import SEED, set_seed
 from evaluations.protocols.verified import Settings, timing_sets, to_device
-from evaluations.timing import TimingPlan, TimingRun, _turns, time_calls
-from evaluations.worker._worker import load_module
+from evaluations.timing import TimingPlan, TimingRun, create, round_core, take_turns, time_calls
+from evaluations.worker import load_module
 from schemas import speedup_between
 
 TURNS_TIMEOUT_S = 90.0
@@ -103,7 +102,7 @@ def verified_pair(reference: Callable[..., Any], copy: Callable[..., Any], sets:
     first = verified_run(reference, sets, plan)
     if source is not None and host_speed_bound(first.stats):
         with gpulock.released():  # each side holds the device as a worker of its own (_turn_worker)
-            ref, cop = in_turns(source, dataclasses.replace(paced_by(first, plan), turn_cpu=_turns.round_core()))
+            ref, cop = in_turns(source, dataclasses.replace(paced_by(first, plan), turn_cpu=round_core()))
         LAST_CLOCKS_MHZ.update(ref=ref.sm_clock_mhz, copy=cop.sm_clock_mhz)
         LAST_METHODS.update(ref=f"{ref.method} in turns", copy=f"{cop.method} in turns")
         paired = speedup_between(cop, ref)
@@ -136,11 +135,11 @@ def _turn_worker(source: str, copy: bool, plan: TimingPlan, conn: Any, cpus: set
 def in_turns(source: str, plan: TimingPlan, timeout_s: float = TURNS_TIMEOUT_S,
              cpus: set[int] | None = None) -> tuple[Any, Any]:
     """Timing stats of the problem's reference and of its copy, timed in turns in two fresh processes
-    (``evaluations.timing._turns``, the copy leading), each with ``plan`` (and on the host cores ``cpus``, if
+    (``evaluations.timing.take_turns``, the copy leading), each with ``plan`` (and on the host cores ``cpus``, if
     given). RuntimeError when either fails."""
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="kv-turns-") as tmp:
-        path = _turns.create(Path(tmp) / "turns.json", 2)
+        path = create(Path(tmp) / "turns.json", 2)
         sides = []
         for party, copy in enumerate((True, False)):
             reader, writer = ctx.Pipe(duplex=False)
@@ -149,30 +148,38 @@ def in_turns(source: str, plan: TimingPlan, timeout_s: float = TURNS_TIMEOUT_S,
             proc.start()
             writer.close()
             sides.append((proc, reader))
-        results: dict[int, tuple[str, Any]] = {}
         deadline = time.monotonic() + timeout_s
-        try:
-            while len(results) < 2 and time.monotonic() < deadline:
-                waiting = {r: i for i, (_, r) in enumerate(sides) if i not in results}
-                for reader in connection.wait(list(waiting), timeout=1.0):
-                    party = waiting[reader]  # type: ignore[index]
-                    try:
-                        results[party] = reader.recv()
-                    except EOFError:
-                        results[party] = ("error", f"party {party}'s process ended without a result")
-                    _turns.mark_gone(path, party)  # the other side goes on alone, or stops if the copy is gone
-        finally:  # also when the problem's own deadline interrupts: no timing may outlive it
+
+        def stop() -> None:
             for proc, _ in sides:
-                proc.join(5 if len(results) == 2 else 0)
+                proc.kill()
+
+        came: list[tuple[Any, ...] | None] = []
+        try:  # also when the problem's own deadline interrupts: no timing may outlive it
+            came = take_turns(path, [functools.partial(_result, reader, party, deadline)
+                                     for party, (_, reader) in enumerate(sides)], stop)
+        finally:
+            for proc, _ in sides:
+                proc.join(5 if came and None not in came else 0)
                 if proc.is_alive():
                     proc.kill()
                     proc.join(5)
-    sent = [results.get(i, ("error", f"party {i} timed out")) for i in range(2)]
+    sent = [message or ("error", f"party {i} timed out") for i, message in enumerate(came)]
     errors = [message[1] for message in sent if message[0] != "ok"]
     if errors:
         raise RuntimeError("timing in turns failed: " + "; ".join(errors))
-    LAST_TURN_SAMPLES.update(ref=results[1][2:], copy=results[0][2:])
-    return results[1][1], results[0][1]
+    LAST_TURN_SAMPLES.update(ref=sent[1][2:], copy=sent[0][2:])
+    return sent[1][1], sent[0][1]
+
+
+def _result(reader: Any, party: int, deadline: float) -> tuple[Any, ...] | None:
+    """What party ``party``'s process sent (:func:`_turn_worker`); ``None`` where nothing came by the ``deadline``."""
+    if not reader.poll(max(0.0, deadline - time.monotonic())):
+        return None
+    try:
+        return reader.recv()
+    except EOFError:
+        return ("error", f"party {party}'s process ended without a result")
 
 
 LAST_TURN_SAMPLES: dict[str, tuple[list[float], list[int]]] = {}

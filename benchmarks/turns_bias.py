@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import sys
 import tempfile
-import threading
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _tasks import build_pair, gpu_tasks  # noqa: E402
 from _verified_recipe import LAST_TURN_SAMPLES, PLAN, in_turns, input_sets, verified_run  # noqa: E402
 
-from evaluations.timing import _turns  # noqa: E402
+from evaluations.timing import create, round_core, take_turns  # noqa: E402
 from schemas import speedup_between  # noqa: E402
 
 EAGER = dataclasses.replace(PLAN, cuda_graph=-1, calls_per_sample=1)
@@ -45,22 +46,18 @@ def in_one_process(source: str, plan: Any) -> tuple[Any, Any]:
     :func:`in_turns` times them in two processes; fills ``LAST_TURN_SAMPLES`` the same way."""
     with tempfile.TemporaryDirectory(prefix="kv-turns-") as tmp:
         module, ref_model, copy_model = build_pair(source, "one_process", Path(tmp))
-        path = _turns.create(Path(tmp) / "turns.json", 2)
-        runs: dict[int, Any] = {}
+        path = create(Path(tmp) / "turns.json", 2)
 
-        def side(party: int, model: Any) -> None:
-            sets = input_sets(module.get_inputs, torch.device("cuda"))
+        def side(party: int, model: Any) -> Any:
             try:
-                runs[party] = verified_run(model, sets, dataclasses.replace(plan, turns=str(path), party=party))
-            finally:
-                _turns.mark_gone(path, party)
+                sets = input_sets(module.get_inputs, torch.device("cuda"))
+                return verified_run(model, sets, dataclasses.replace(plan, turns=str(path), party=party))
+            except Exception:  # noqa: BLE001 - shown as a thread shows it, and the side counts as failed
+                traceback.print_exc()
+                return None
 
-        threads = [threading.Thread(target=side, args=(0, copy_model)), threading.Thread(target=side, args=(1, ref_model))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    if len(runs) < 2:
+        runs = take_turns(path, [functools.partial(side, 0, copy_model), functools.partial(side, 1, ref_model)])
+    if None in runs:
         raise RuntimeError("a side of the one-process timing in turns failed")
     LAST_TURN_SAMPLES.update(ref=(runs[1].samples_ms, runs[1].batches), copy=(runs[0].samples_ms, runs[0].batches))
     return runs[1].stats, runs[0].stats
@@ -69,7 +66,7 @@ def in_one_process(source: str, plan: Any) -> tuple[Any, Any]:
 def placements() -> dict[str, set[int] | None]:
     """Placement name -> the cores both processes are put on (None: anywhere)."""
     cores = sorted(os.sched_getaffinity(0))
-    return {"free": None, "one-core": {_turns.round_core()}, "two-cores": set(cores[-2:]), "one-process": None,
+    return {"free": None, "one-core": {round_core()}, "two-cores": set(cores[-2:]), "one-process": None,
             "turn-core": None}
 
 
@@ -94,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.placements.split(","):
                 try:
                     plan = dataclasses.replace(EAGER, time_cap_s=args.cap_s,
-                                               turn_cpu=_turns.round_core() if name == "turn-core" else -1)
+                                               turn_cpu=round_core() if name == "turn-core" else -1)
                     if name == "one-process":
                         ref, copy = in_one_process(task.source, plan)
                     else:

@@ -4,8 +4,8 @@ the host's drifting speed touches all of them alike."""
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -38,8 +38,8 @@ class TakingTurns(RunnerBase):
         timing waits for the others' turns."""
         from ..timing import (  # the timing package imports torch: imported where a run takes turns
             create,
-            mark_gone,
             round_core,
+            take_turns,
         )
         kinds = list(baselines)
         path = create(self.config.build_dir.absolute() / "turns" / f"{tag}.json", 1 + len(kinds))
@@ -62,12 +62,10 @@ class TakingTurns(RunnerBase):
                                         answer=answer if party == 0 else None, admit=False)
                 return result
             finally:
-                mark_gone(path, party)
                 if party == 0 and not _timed(result):
                     untimed.set()
 
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            results = list(pool.map(run, range(len(jobs))))
+        results = take_turns(path, [partial(run, party) for party in range(len(jobs))])
         lead = results[0]
         if not _timed(lead):
             return lead, {}, []
@@ -80,9 +78,6 @@ class TakingTurns(RunnerBase):
                 notes.append(f"the {kind} baseline timed in turns beside this candidate failed ({reason[:200]}); "
                              "its earlier timing, taken alone, is used")
         return lead, timed, notes
-
-
-
 
 
 def _timed(result: IsolatedResult | None) -> bool:

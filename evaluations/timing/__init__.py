@@ -20,8 +20,8 @@ a time cap.
 On the CPU the same loop uses a monotonic host clock.
 
 Its modules: ``plan`` (the constants, ``TimingPlan``, ``TimingRun``), ``placements`` (input sets in turn, weights
-over places), ``turns`` (timing in turns, ``_Slots``; ``_turns``, the file the parties share: ``create``, ``Turns``,
-``mark_gone``, ``Abandoned``), ``graphs`` (CUDA graph capture and its check, ``output_mismatch``), ``probe`` (clock,
+over places), ``turns`` (timing in turns, ``_Slots``; ``_turns``, the file the parties share and the wait for them: ``create``,
+``take_turns``, ``Turns``, ``mark_gone``, ``Abandoned``), ``graphs`` (CUDA graph capture and its check, ``output_mismatch``), ``probe`` (clock,
 call and host probes), ``cuda`` (``_time_cuda``, the GPU timing's steps) and ``host`` (``_time_host``). Other
 packages import from here.
 """
@@ -35,7 +35,7 @@ from typing import Any
 import torch
 
 from ..core import gpulock
-from ._turns import Abandoned, Turns, create, mark_gone, round_core
+from ._turns import Abandoned, Turns, create, mark_gone, round_core, take_turns
 from .cuda import _time_cuda
 from .graphs import output_mismatch
 from .host import _time_host
@@ -45,7 +45,7 @@ from .probe import calls_per_sample, clock_median, host_loop_ms
 
 __all__ = [
     "PLACEMENTS", "Abandoned", "TimingPlan", "TimingRun", "Turns", "calls_per_sample", "clock_median", "create",
-    "host_loop_ms", "mark_gone", "output_mismatch", "round_core", "time_calls",
+    "host_loop_ms", "mark_gone", "output_mismatch", "round_core", "take_turns", "time_calls",
 ]
 
 

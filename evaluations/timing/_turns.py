@@ -13,9 +13,12 @@ The parties share one small JSON file, read and written under an exclusive ``flo
 Party ``p`` may use the device while ``turn % parties == p``. When it hands the turn on it says
 whether its own stopping rule is met; once every party still present has said so, ``stop`` is set
 and each party, at its next turn, finishes (its last checks run in that turn, alone on the device)
-and hands the turn on for good. A party whose process ended (the runner marks it ``gone``) is
+and hands the turn on for good. A party whose process ended (:func:`take_turns` marks it ``gone``) is
 skipped. Party 0 leads (the candidate): if it is gone before the stop, the others have nothing to
 be compared with and raise :class:`Abandoned`.
+
+The side that starts the parties (the runner, the benchmarks) creates the file (:func:`create`), starts each
+party with its place in the round, and waits for them with :func:`take_turns`.
 """
 
 from __future__ import annotations
@@ -24,8 +27,12 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # Bound at import, before any candidate code runs (as the timing's own clock and sync are).
 _flock, _sleep, _monotonic = fcntl.flock, time.sleep, time.monotonic
@@ -101,6 +108,31 @@ def mark_gone(path: str | os.PathLike[str], party: int) -> None:
         return True
 
     _locked(path, change)
+
+
+def take_turns(path: str | os.PathLike[str], parties: Sequence[Callable[[], T]],
+               stop: Callable[[], None] | None = None) -> list[T]:
+    """The results of the parties of the turns file at ``path``, in their order: each of ``parties`` runs one party
+    to its end (its process's or worker's result), in a thread of its own, and its party is marked gone as soon as
+    it returns, so the others go on without it (or stop, where the lead is gone).
+
+    Where the wait is interrupted (an exception in the calling thread, or in a party's call), ``stop`` (if given)
+    ends the parties first, so their threads end too."""
+
+    def seated(party: int) -> T:
+        try:
+            return parties[party]()
+        finally:
+            mark_gone(path, party)
+
+    with ThreadPoolExecutor(max_workers=len(parties)) as pool:
+        futures = [pool.submit(seated, party) for party in range(len(parties))]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            if stop is not None:
+                stop()
+            raise
 
 
 class Turns:

@@ -13,7 +13,7 @@ import pytest
 
 import schemas
 from evaluations.cli import main
-from evaluations.timing import Abandoned, Turns, create, mark_gone
+from evaluations.timing import Abandoned, Turns, create, mark_gone, take_turns
 from schemas import validate
 
 
@@ -86,6 +86,43 @@ def test_the_lead_alone_stops_by_its_own_rule_once_the_others_are_gone(tmp_path)
     assert lead.take() is False  # its turn again at once: nobody else is left
     lead.give(True)
     assert lead.take() is True
+
+
+def test_the_wait_for_the_parties_marks_each_gone_as_it_ends_and_gives_their_results_in_order(tmp_path):
+    path = create(tmp_path / "t.json", 2)
+
+    def lead() -> str:
+        turns = Turns(path, 0)
+        turns.take()
+        turns.give(False)
+        turns.take()  # the baseline's turn is skipped: it was marked gone once its call returned
+        turns.give(True)
+        assert turns.take() is True
+        turns.leave()
+        return "candidate"
+
+    done: list[list[str]] = []
+    waiting = threading.Thread(target=lambda: done.append(take_turns(path, [lead, lambda: "baseline"])), daemon=True)
+    waiting.start()
+    waiting.join(timeout=30)
+    assert done == [["candidate", "baseline"]]
+    assert json.loads(path.read_text())["gone"] == [True, True]
+
+
+def test_an_interrupted_wait_stops_the_parties_first(tmp_path):
+    path = create(tmp_path / "t.json", 2)
+    stopped = threading.Event()
+
+    def waits() -> str:
+        assert stopped.wait(10)  # a process the stop kills: its wait ends
+        return "killed"
+
+    def fails() -> str:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        take_turns(path, [fails, waits], stop=stopped.set)
+    assert json.loads(path.read_text())["gone"] == [True, True]
 
 
 def test_a_turns_file_needs_a_party(tmp_path):
