@@ -51,14 +51,13 @@ PLAN = TimingPlan(time_cap_s=3.0)
 """The protocol's stopping rule with a 3 s cap instead of 10 s, so 325 problems x 2 callables fit."""
 NAME = ("verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference, graphs when host-bound "
         "or under 0.1 ms, weights rotated over 16 places, mean of their medians)")
-"""Earlier versions' rows carry other names: eager calls under 0.1 ms and weights rotated over 4 places
-(``NAME_V6``), before that the pooled median of the samples over the four places, before that with
-the weights at one place in memory (and input sets drawn on the host), before that without CUDA graph
-replays for host-bound calls, before that without the pacing (copy deciding its own calls per event
-pair), and before that without the 0.5 s minimum sampling time."""
+"""The recipe's name, which keys its figures in a row: the verified timing v7 of ``benchmarks/README.md``. A change
+to the recipe gives it a new name, so rows keep the figures of each version under that version's name (the
+README's table of recipes names them)."""
 NAME_V6 = ("verified (flush, device spin, CI-stopped median over >= 0.5 s, paced by the reference, graphs when "
            "host-bound, weights rotated over 4 places, mean of their medians)")
-"""The previous version (``--with-previous`` measures it beside the current one)."""
+"""The verified timing v6: eager calls under 0.1 ms, weights rotated over four places (``--with-previous`` measures
+it beside ``NAME``)."""
 PLAN_V6 = dataclasses.replace(PLAN, placements=4, graph_short=False)
 
 
@@ -202,4 +201,4 @@ RECIPES: dict[str, PairRecipe] = {
 PREVIOUS: dict[str, PairRecipe] = {
     NAME_V6: functools.partial(verified_pair, plan=PLAN_V6)}
 """Recipe name -> recipe taking (reference, copy, input sets) and returning both medians; ``PREVIOUS``
-holds the verified timing's previous version, measured only when asked."""
+holds the verified timing v6, measured only when asked."""

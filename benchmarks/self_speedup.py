@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         if not rows:
             print(f"{args.report}: no rows", file=sys.stderr)
             return 2
-        for row in rows.values():  # recipes of earlier versions too (e.g. verified timing before a change)
+        for row in rows.values():  # every recipe the rows hold, those of other verified timing versions too
             for name in row.get("self_speedup", {}):
                 RECIPES.setdefault(name, None)  # type: ignore[arg-type]
         report(rows, RECIPES)

@@ -9,12 +9,12 @@ a few seconds later). ``--order AB`` times only the first pair.
 ``--variant`` tries a cause or a remedy of a copy that runs differently:
 
 - ``copy``: B is the separately built copy, as in the self-speedup benchmark, each timed with its
-  weights at one place in memory (the protocol before it rotated them);
+  weights at one place in memory (as the verified timing v4 times them);
 - ``deepcopy``: B is ``copy.deepcopy(A)``, the same module with its tensors elsewhere in memory (weights
   at one place);
 - ``read-flush``: as ``copy``, the L2 flushed by reading a buffer (left clean) instead of zeroing one;
 - ``placements``: as ``copy``, with each module's weights rotated over four places in memory, sample
-  by sample (the time: the mean of the places' medians; the protocol's previous version);
+  by sample (the time: the mean of the places' medians; the verified timing v6);
 - ``places16``: as ``placements``, over sixteen places;
 - ``graph-short``: as ``placements``, calls under 0.1 ms timed as CUDA graph replays (the calls of one
   event pair in one graph, one graph per place; ``TimingPlan.graph_short``);

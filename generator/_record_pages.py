@@ -215,7 +215,8 @@ def _why(reason: str | None) -> str:
 
 
 def _v12_facts(r: Record) -> list[str]:
-    """Rows of what verified 1.2 adds: precision class, held-out shape, flags the baselines were timed with."""
+    """Rows of the verified facts of records from 1.2 on: precision class, held-out shape, flags the baselines were
+    timed with."""
     out = []
     if r.precision_class:
         out.append(f"<tr><th>Precision class</th><td>{_e(r.precision_class)}</td></tr>")

@@ -138,7 +138,7 @@ class Roofline(Strict):
     counted: Literal["hand", "automatic"] | None = None
     """How the problem's FLOPs and bytes were counted: by hand (the own suite) or automatically (FLOP counter on the
     meta device, bytes of inputs, weights and outputs; an automatic FLOP count is the reference's algorithm, so
-    the faster-than-physics check uses its bytes only). ``None`` in records made before it was kept."""
+    the faster-than-physics check uses its bytes only). ``None`` in older records, which do not say."""
 
 
 class Claimed(Strict):

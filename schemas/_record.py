@@ -200,8 +200,8 @@ class Record(Strict):
     error: str | None = Field(default=None, max_length=4000)
     """Error message or tail of output for ``compile_error``, ``runtime_error`` and ``timeout``."""
     reason: IncorrectReason | None = None
-    """Why an ``incorrect`` candidate is wrong (records of verified 1.3 and standard records made since always say;
-    ``None`` for every other status and in older records)."""
+    """Why an ``incorrect`` candidate is wrong (a record of verified 1.3 must say, a standard record gives
+    ``wrong-answer``; ``None`` for every other status and in older records)."""
     correctness: list[CorrectnessCheck] = Field(default_factory=list)
     """Correctness trials, in the order run."""
     timing: TimingStats | None = None

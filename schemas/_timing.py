@@ -17,7 +17,7 @@ TimingMethod = Literal["cuda_events", "cuda_graph", "host_clock"]
 
 
 TIMING_NOTE_MAX = 1000
-"""Longest timing note (500 until 2026-11-29: a host-bound eager timing's note was cut short)."""
+"""Longest timing note: room for a host-bound eager timing's note with the host's own speed before and after."""
 
 
 

@@ -69,8 +69,8 @@ def uses_graph(host_ms: float, device_ms: float) -> bool:
 
 def host_speed_bound(stats: TimingStats) -> bool:
     """Whether a timing of eager calls follows the host's own speed: a graph was wanted (``uses_graph``) but
-    could not hold the call (capture failed, or the work ran outside it). Timings without the host enqueue
-    time (recorded before it was) count when they were judged host-bound."""
+    could not hold the call (capture failed, or the work ran outside it). A timing without its host enqueue
+    time (older records lack it) counts when it was judged host-bound."""
     if stats.method != "cuda_events":
         return False
     if stats.host_enqueue_ms is None:

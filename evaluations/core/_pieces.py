@@ -1,10 +1,10 @@
 """Element-wise comparisons of large outputs done a piece at a time.
 
 Comparing an output with its reference in float64 makes several float64 copies of both: for KernelBench's
-current level 1, whose outputs are 4-6 GB, that was tens of gigabytes of device memory on top of the outputs
-themselves, which decided how many evaluations fit the device at once. Done over :data:`PIECE_ELEMENTS` elements
-at a time, the float64 work stays a few pieces' size whatever the output's; every result is the one the whole
-tensors give (the maxima propagate NaN as a tensor's ``max`` does).
+current level 1, whose outputs are 4-6 GB, whole tensors would take tens of gigabytes of device memory on top of
+the outputs themselves, which decides how many evaluations fit the device at once. Done over
+:data:`PIECE_ELEMENTS` elements at a time, the float64 work stays a few pieces' size whatever the output's; every
+result is the one the whole tensors give (the maxima propagate NaN as a tensor's ``max`` does).
 """
 
 from __future__ import annotations

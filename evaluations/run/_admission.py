@@ -10,8 +10,8 @@ peak bytes of one call that its baselines measured (:data:`FOOTPRINT_FACTOR` tim
 admits a worker only while the estimates in flight fit the device's memory (:class:`Admission`), and puts off at
 once, to be evaluated alone, what cannot fit beside anything. A problem with no measured peak yet counts as an equal
 share of the device, or as the bytes one call must move (its automatic count) where that is more. An estimate that
-is too low still ends in the out-of-memory path it replaces; one too high costs concurrency (on the H200 in session
-28, factors of 8 let one evaluation of KernelBench's current level 1 run at a time).
+is too low still ends in the out-of-memory path; one too high costs concurrency (on an H200, factors of 8 let one
+evaluation of KernelBench's current level 1 run at a time).
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ FOOTPRINT_FACTOR: dict[str, dict[str, int]] = {
   for them (up to 2 GiB); a baseline's, one call and the timing's sets; a memory measurement, one call and its
   warm-up.
 
-Comparisons run in float64 a piece at a time (``evaluations.protocols.pieces``); before they did, the H200 (sessions
-27-28) saw 9x one call in a standard worker of a ReLU of 6.4 GB, and with factors of 8 for both protocols the runner
-admitted one large evaluation at a time. To be read against ``benchmarks/protocol_memory.py --device cuda``."""
+The factors hold because comparisons run in float64 a piece at a time (``evaluations.core``'s pieces): compared
+whole, a standard worker of a ReLU of 6.4 GB held 9x one call on an H200. To be read against
+``benchmarks/protocol_memory.py --device cuda``."""
 FOLLOW_UPS = frozenset({"judge", "memory"})
 """Jobs that finish an evaluation already under way: in the queue for the device they go before the candidates and
-baselines that would start new ones, so that the device's room goes to records nearly done (a judge that waited
-behind every candidate held its evaluation's record back for minutes, on the H200 in session 28)."""
+baselines that would start new ones, so that the device's room goes to records nearly done (a judge that waits
+behind every candidate holds its evaluation's record back for minutes)."""
 CONTEXT_BYTES = 1 << 30
 """Device memory each worker's CUDA context and allocator slack take beyond its tensors."""
 
@@ -98,7 +98,7 @@ class Admission:
         ``peak_bytes``; 0 for a job that holds no device memory (a phase not in :data:`FOOTPRINT_FACTOR`: a build).
         Before any peak is measured (None), an equal share of the budget, or more where the fewest bytes one call
         must move (``least_bytes``, its inputs, weights and outputs: the problem's automatic count) say a call needs
-        more: the first baselines of KernelBench's current level 1, which move 4-16 GB a call, no longer start beside
+        more: the first baselines of KernelBench's current level 1, which move 4-16 GB a call, do not start beside
         others on a share that cannot hold them."""
         factor = _factors(protocol).get(job)
         if factor is None:

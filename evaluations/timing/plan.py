@@ -27,7 +27,7 @@ SPIN_MAX_MS = 50.0
 """Longest spin before one sample."""
 PLACEMENTS = 16
 """Places in device memory a timed module's weights rotate over, one per sample (see ``_Placements``);
-four left a place's luck in the mean of some problems (a 1.2 ms transposed convolution 2.7% apart)."""
+four leave a place's luck in the mean of some problems (a 1.2 ms transposed convolution 2.7% apart)."""
 PLACEMENT_BYTES_BUDGET = 1 << 30
 """Device memory spent on the extra copies of the weights; models with larger weights rotate over fewer places."""
 SHORT_GRAPH_MS = 0.1
@@ -78,9 +78,9 @@ class TimingPlan:
     """Places the timed module's weights rotate over, sample by sample (1: the module's own tensors only)."""
     graph_short: bool = True
     """Calls under ``SHORT_GRAPH_MS`` are timed as CUDA graph replays too (the calls of one event pair in
-    one graph), and every graph timing captures one graph per place of the weights. ``False``: the
-    protocol's earlier way (graphs only for host-bound calls, captured at the module's own place),
-    kept for ``benchmarks/``."""
+    one graph), and every graph timing captures one graph per place of the weights. ``False``: graphs
+    only for host-bound calls, captured at the module's own place (a recipe ``benchmarks/self_speedup.py
+    --with-previous`` measures beside the protocol's)."""
     cuda_graph: int = 0
     """1: time replays of a CUDA graph captured from one call; -1: time eager calls; 0: decide from this
     call's probe (``uses_graph``). Set, like ``calls_per_sample``, by the problem's eager baseline."""

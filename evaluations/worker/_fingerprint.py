@@ -27,9 +27,9 @@ over the output's *blocks* of :data:`PERIOD` elements, each block scaled by a ha
 (:func:`_scales`; the first block by 1, so an output of at most :data:`PERIOD` elements is weighted by the table
 itself). The table is hashed once per batch, by the fingerprint taken off the clock, and is 32 MiB a kind
 whatever the output's size; a row-major piece's weights are a slice of it times one number. Hashing is a dozen
-int64 passes: made afresh for every answer of an output of 134M elements, it took 42 ms of each answer on an H100
-(session 31), and the outside clock allows for what drawing and fingerprinting cost, so a forged time hid inside
-it. KernelBench's largest outputs have 2.1G elements."""
+int64 passes: made afresh for every answer of an output of 134M elements, it would take 42 ms of each answer on an
+H100, and the outside clock allows for what drawing and fingerprinting cost, so a forged time could hide inside it.
+KernelBench's largest outputs have 2.1G elements."""
 WEIGHTS_KEPT = 1 << 28
 """An output held in another memory order than its shape's (a transposed view) gathers each piece's weights from
 the table by its elements' places: one of at most this many elements keeps them (bfloat16, 2 bytes an element for

@@ -4,7 +4,7 @@
 -- correct: it is counted in ``impossible``). Wins, ties and losses compare each correct problem's speedup with
 -- the protocol's noise band (``noise_band``; 3% where the hardware has no faithfulness rows). ``hacked`` under the
 -- standard protocol, which runs no integrity checks of its own, counts the reports the runner's judge refuted, and
--- is NULL where no record of the group was checked from outside (``outside_checked``: records before the judge).
+-- is NULL where no record of the group was checked from outside (``outside_checked``; older records were not).
 -- ``prec_*`` split the correct problems by the precision class of their best sample (``prec_unclassified``: a
 -- record without one, such as the standard protocol's); ``shape_general`` is the share of correct problems whose
 -- held-out shape re-check passed, over those where it ran (``shape_ran``; NULL where none ran). ``f32_*`` are the
@@ -41,7 +41,7 @@ SELECT
   exp(avg(ln(b.base_peak_bytes / b.cand_peak_bytes))
     FILTER (WHERE b.correct AND b.cand_peak_bytes > 0 AND b.base_peak_bytes > 0)) AS mem_eff,
   median(b.sol_score) FILTER (WHERE b.correct) AS median_sol_score,
-  -- the standard protocol runs no integrity checks of its own: before the runner's judge, nothing was checked
+  -- the standard protocol runs no integrity checks of its own: where the runner's judge checked none, none is known
   CASE WHEN b.protocol = (SELECT name FROM protocols WHERE reproduces_kernelbench)
         AND NOT coalesce(bool_or(b.outside_checked), false) THEN NULL
        ELSE count(*) FILTER (WHERE b.status = 'hacked') END AS hacked,
