@@ -125,3 +125,16 @@ def test_a_claims_row_names_the_checks_that_failed_in_one_order_build_after_buil
     claims = next(r for r in aggregate(rows_table(rows), suite_sizes=SIZES).claims if r["level"] == 0)
     assert claims["hacked"] == len(checks)
     assert claims["hacked_by"] == ", ".join(sorted(checks))
+
+
+def test_a_claims_row_gives_fast_1_under_each_protocol_and_the_verified_incorrect_by_reason():
+    rows = []
+    verified = ((0.5, "correct", None), (1.5, "correct", None), (None, "incorrect", "precision"),
+                (None, "incorrect", "precision"), (None, "incorrect", "wrong-answer"), (None, "hacked", None))
+    for pid, (ver, status, reason) in enumerate(verified):
+        rows.append(row("L", pid, speedup=2.0 if pid < 3 else 0.8, claimed_speedup=3.0, claimed_baseline="eager"))
+        rows.append(row("L", pid, "verified", speedup=ver, status=status, reason=reason))
+    c = next(r for r in aggregate(rows_table(rows), suite_sizes=SIZES).claims if r["level"] == 0)
+    assert c["std_fast_1"] == pytest.approx(3 / 6) and c["ver_fast_1"] == pytest.approx(1 / 6)
+    assert c["incorrect"] == 3 and c["incorrect_by"] == "precision 2, wrong-answer 1"
+    assert c["hacked"] == 1
