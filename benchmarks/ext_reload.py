@@ -39,7 +39,7 @@ def verbose(*args, **kwargs):
     return original(*args, **kwargs)
 ce.load_inline = verbose
 from evaluations.worker import _extensions
-from evaluations.worker._worker import load_module
+from evaluations.worker import load_module
 _extensions.install(sys.argv[1])
 candidate, problem = open(sys.argv[2]).read(), open(sys.argv[3]).read()
 times = {"torch_import_s": time.perf_counter() - t0}

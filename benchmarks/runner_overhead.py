@@ -156,7 +156,7 @@ class Report:
 
 
 def _loaded(folder: Path) -> Any:
-    from evaluations._loaders import Loaded
+    from evaluations import Loaded
     from evaluations.core import Candidate, Origin, Problem
 
     problem = Problem(suite="overhead", level=1, id=1, name="tiny_relu", source=PROBLEM,
@@ -169,8 +169,7 @@ def _loaded(folder: Path) -> Any:
 def _runner_view(protocol: str, device: str, work: Path, prewarm: bool | None) -> dict[str, float]:
     """Evaluate the candidate once through the runner on an empty output folder; time every step."""
     import schemas
-    from evaluations import run
-    from evaluations._env import capture_environment
+    from evaluations import capture_environment, run
     from evaluations.run import _base
 
     calls: list[tuple[str, float]] = []
@@ -221,7 +220,7 @@ def _worker_view(protocol: str, device: str, work: Path) -> dict[str, dict[str, 
     """Run the candidate job and each baseline job once more in a worker with its phases stamped."""
     from evaluations.core import Job
     from evaluations.protocols import get_protocol
-    from evaluations.worker._isolation import run_isolated
+    from evaluations.worker import run_isolated
 
     loaded = _loaded(work)
     problem, candidate = loaded.problems[0], loaded.candidates[0]
@@ -265,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="spare workers importing ahead (auto: the runner's default for the device)")
     parser.add_argument("--skip-worker-view", action="store_true", help="only the runner's view")
     args = parser.parse_args(argv)
-    from evaluations._env import resolve_device
+    from evaluations import resolve_device
 
     device = resolve_device(args.device)
     out = Path(os.environ.get("OUT", "./.data/out"))

@@ -23,9 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator._load import load_rows  # noqa: E402
-from generator._sql import aggregate  # noqa: E402
-from generator._synthetic import corpus_specs, write_specs  # noqa: E402
+from generator import aggregate, corpus_specs, load_rows, write_specs  # noqa: E402
 
 
 def _write_chunk(args: tuple[str, list]) -> int:

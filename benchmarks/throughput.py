@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evaluations.run._gpubusy import BusySampler  # noqa: E402 - after the repository is on the path
+from evaluations.run import BusySampler  # noqa: E402 - after the repository is on the path
 
 
 def slice_bundle(source: Path, every: int, offset: int, limit: int | None, target: Path) -> int:

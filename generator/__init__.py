@@ -26,13 +26,13 @@ from ._protocols import EAGER_KIND, OTHER_PROTOCOL, SITE_PROTOCOLS, STANDARD, VE
 from ._record_pages import render_record_page, timing_row
 from ._sql import Aggregates, aggregate, queries
 from ._suites import read_suites
-from ._synthetic import Spec, write_specs
+from ._synthetic import Spec, corpus_specs, write_specs
 
 __all__ = [
     "ATTACKS", "COLUMNS", "EAGER_KIND", "OTHER_PROTOCOL", "SITE_PROTOCOLS", "STANDARD", "VERIFIED", "SiteProtocol",
     "protocols_table", "Aggregates", "BuildData", "Ceiling", "Floors", "OutputSize", "PageTarget", "SiteData", "Spec", "VERDICT_STATUSES",
     "aggregate", "build_data", "charts", "check", "claims", "default_selection", "faithfulness", "headline", "integrity",
     "leaderboard", "load", "load_rows", "model_pages", "physics_rows", "queries", "read_attacks", "read_self_speedup",
-    "read_suites", "record_files", "render_record_page", "rows_table", "timing_row", "verdict_reasons",
+    "read_suites", "record_files", "render_record_page", "rows_table", "timing_row", "verdict_reasons", "corpus_specs",
     "write_specs",
 ]

@@ -190,3 +190,24 @@ def missing_names(modules: dict[str, Path]) -> list[str]:
 def test_every_name_imported_from_the_harness_exists_even_inside_functions() -> None:
     pytest.importorskip("torch")
     assert missing_names(harness_modules()) == []
+
+
+_STAMPS = "it times the steps of a run by wrapping functions in the modules that look them up"
+BENCHMARKS_KNOWN = {f"runner_overhead.py {m}": _STAMPS for m in (
+    "evaluations.run._base", "evaluations.protocols.verified._candidate", "evaluations.protocols.verified._protocol",
+    "evaluations.worker._worker")}
+"""'benchmark module' -> why it stays, for each benchmark that imports a private module."""
+
+
+def test_benchmarks_import_the_project_through_its_faces_only() -> None:
+    private = []
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
+                     if isinstance(node, ast.ImportFrom) and not node.level else [])
+            private += [f"{path.name}:{node.lineno} {n}" for n in dict.fromkeys(names)
+                        if n.partition(".")[0] in ("evaluations", "schemas", "generator")
+                        and any(part.startswith("_") and part != "__version__" for part in n.split(".")[1:])
+                        and f"{path.name} {n}" not in BENCHMARKS_KNOWN]
+    assert private == [], "benchmarks importing another package's private module:\n" + "\n".join(private)

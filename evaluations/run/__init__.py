@@ -26,6 +26,7 @@ from ..worker import (
 from ._admission import FOOTPRINT_FACTOR, Admission, budget_of
 from ._config import RunConfig, RunSummary, default_prewarm, write_stats
 from ._failures import failed_outcome, out_of_memory
+from ._gpubusy import BusySampler
 from ._judge import LABEL_UNCONFIRMED, NOT_JUDGED, OuterClock, outer_calls, reconcile
 from ._loop import progress_bar, run
 from ._paths import baseline_path, effective_info, finished_record, flag_tag, problem_ref, record_path, trials_limit
@@ -49,7 +50,7 @@ from ._runner import Runner
 from ._schedule import Work, after_builds
 
 __all__ = [
-    "FOOTPRINT_FACTOR", "Admission", "budget_of",
+    "FOOTPRINT_FACTOR", "Admission", "BusySampler", "budget_of",
     "DEFAULT_DATASET_ROOTS", "DEFAULT_PROBLEM_ROOTS", "IsolatedResult", "JudgeRequest", "Judgement", "LABEL_UNCONFIRMED", "NOT_JUDGED",
     "NoAnswer", "OuterClock", "PhaseLog", "ReproduceError", "Reproduction", "Ruling", "RunConfig", "RunSummary",
     "Runner", "Span", "SparePool", "Work", "after_builds", "agreement", "ask", "assemble_record", "baseline_path",
