@@ -1,6 +1,6 @@
 """The standard protocol on a CUDA GPU: a CUDA load_inline kernel and a Triton kernel, and crashes.
 
-These run only where torch sees a GPU; the records the lead commits come from the ``kverdict eval``
+These run only where torch sees a GPU; the committed records come from the ``kverdict eval``
 command in benchmarks/README.md, not from this test (which writes to a temporary folder).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cli_runs import records_in
 
 import schemas
 from evaluations.cli import main
@@ -16,20 +17,11 @@ from evaluations.cli import main
 pytestmark = pytest.mark.gpu
 
 
-def _records(out: Path) -> dict[str, schemas.Record]:
-    found = {}
-    for path in out.rglob("*.json"):
-        record = schemas.load_record(path)
-        if isinstance(record, schemas.Record):
-            found[Path(record.kernel.path).name] = record
-    return found
-
-
 def _eval(fixtures: Path, candidates: str, out: Path, build: Path) -> dict[str, schemas.Record]:
     assert main(["eval", "--problems", str(fixtures / "gpu" / "problems"), "--candidates",
                  str(fixtures / "gpu" / candidates), "--model", "gpu-fixtures", "--out", str(out),
                  "--build-dir", str(build), "--device", "cuda", "--timeout", "300", "--no-progress"]) == 0
-    return _records(out)
+    return records_in(out)
 
 
 def test_cuda_and_triton_kernels_are_correct_and_timed_with_events(tmp_path, fixtures_dir):
