@@ -110,3 +110,42 @@ def test_a_call_that_draws_random_numbers_is_told_from_one_that_re_seeds_the_gen
     torch.manual_seed(torch.initial_seed())
     moved, evidence = ig.rng_change(before)
     assert moved and "put back at the start of its seed" in (evidence or "")
+
+
+def test_a_generator_the_call_left_alone_is_no_evidence_of_re_seeding(monkeypatch):
+    """A call that draws from one generator (CUDA's, here a second CPU generator standing in for it) while the
+    other still stands at the start of its seed, having never drawn, only moved on: no finding. Re-seeding the one
+    that drew is still found."""
+    from evaluations.protocols.verified import _integrity
+
+    torch.manual_seed(99)  # the CPU generator at the start of its seed, and left there
+    other = torch.Generator().manual_seed(7)
+    torch.rand(3, generator=other)
+    monkeypatch.setattr(_integrity, "_fresh_state", lambda seed, device: torch.Generator().manual_seed(seed).get_state())
+    monkeypatch.setattr(_integrity, "_generators", lambda: [
+        ("cpu", torch.initial_seed(), torch.random.get_rng_state()), ("cuda", other.initial_seed(), other.get_state())])
+    before = _integrity.rng_snapshot()
+    torch.randn(100, generator=other)
+    assert _integrity.rng_change(before) == (True, None)
+    before = _integrity.rng_snapshot()
+    other.manual_seed(7)
+    moved, evidence = _integrity.rng_change(before)
+    assert moved and "put back at the start of its seed" in (evidence or "")
+
+
+@pytest.mark.gpu
+def test_a_cuda_draw_beside_an_untouched_cpu_generator_is_labelled_not_found():
+    """On the GPU: a warm-up on ``torch.randn(..., device="cuda")`` moves CUDA's generator; the CPU generator, at
+    the start of its seed, is no evidence (the zoo's honest random warm-up)."""
+    from evaluations.protocols import verified as ig
+
+    torch.manual_seed(5)
+    torch.zeros(1, device="cuda")
+    before = ig.rng_snapshot()
+    torch.randn(1000, device="cuda")
+    torch.cuda.synchronize()
+    assert ig.rng_change(before) == (True, None)
+    before = ig.rng_snapshot()
+    torch.cuda.manual_seed(123)
+    moved, evidence = ig.rng_change(before)
+    assert moved and "its seed changed" in (evidence or "")

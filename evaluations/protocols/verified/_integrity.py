@@ -106,37 +106,47 @@ def rng_state() -> str:
     return h.hexdigest()
 
 
-def _seeds() -> tuple[int, int | None]:
-    cuda = torch.cuda.initial_seed() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
-    return torch.initial_seed(), cuda
+def _generators() -> list[tuple[str, int, torch.Tensor]]:
+    """Each of torch's default generators in use: its device, seed and state (CUDA's once CUDA is initialised)."""
+    gens = [("cpu", torch.initial_seed(), torch.random.get_rng_state())]
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        gens.append(("cuda", torch.cuda.initial_seed(), torch.cuda.get_rng_state()))
+    return gens
 
 
-def rng_snapshot() -> tuple[tuple[int, int | None], str]:
-    """The generators' seeds and the digest of their states, before a call."""
-    return _seeds(), rng_state()
+def rng_snapshot() -> list[tuple[str, int, torch.Tensor]]:
+    """The generators' seeds and states, before a call."""
+    return _generators()
 
 
 def _fresh_state(seed: int, device: str) -> torch.Tensor:
     return torch.Generator(device=device).manual_seed(seed).get_state()
 
 
-def rng_change(before: tuple[tuple[int, int | None], str]) -> tuple[bool, str | None]:
+def rng_change(before: list[tuple[str, int, torch.Tensor]]) -> tuple[bool, str | None]:
     """Whether a call moved torch's generators from ``before`` (``rng_snapshot``), and evidence that it re-seeded
     them (the next draws predictable), or ``None``.
 
-    A call that only draws random numbers (warm-up data, dropout) moves a generator on from where it was: its seed
-    stays, and its state is not the one its seed starts from. A re-seeding changes the seed, or puts the state
-    back at the start of the seed (``torch.manual_seed`` with the seed already in use)."""
-    (cpu_seed, cuda_seed), digest = before
-    if rng_state() == digest:
-        return False, None
-    now_cpu, now_cuda = _seeds()
-    if now_cpu != cpu_seed or (cuda_seed is not None and now_cuda != cuda_seed):
-        return True, "torch random generator re-seeded during a call (its seed changed)"
-    if bool(torch.equal(torch.random.get_rng_state(), _fresh_state(now_cpu, "cpu"))) or (
-            now_cuda is not None and bool(torch.equal(torch.cuda.get_rng_state(), _fresh_state(now_cuda, "cuda")))):
-        return True, "torch random generator re-seeded during a call (its state put back at the start of its seed)"
-    return True, None
+    Each generator is judged on its own. One that only drew random numbers (warm-up data, dropout) moved on from
+    where it was: its seed stays, and its state is not the one its seed starts from. A re-seeding changes the seed,
+    or puts a generator that moved back at the start of its seed (``torch.manual_seed`` with the seed already in
+    use). A generator the call did not touch is no evidence, even where it still stands at the start of its seed
+    (a CUDA draw leaves a CPU generator that never drew where it was)."""
+    was = {device: (seed, state) for device, seed, state in before}
+    moved = False
+    for device, seed, state in _generators():
+        if device not in was:  # CUDA initialised by the call: its generator starts at its seed
+            moved = moved or not bool(torch.equal(state, _fresh_state(seed, device)))
+            continue
+        old_seed, old_state = was[device]
+        if seed != old_seed:
+            return True, "torch random generator re-seeded during a call (its seed changed)"
+        if bool(torch.equal(state, old_state)):
+            continue
+        moved = True
+        if bool(torch.equal(state, _fresh_state(seed, device))):
+            return True, "torch random generator re-seeded during a call (its state put back at the start of its seed)"
+    return moved, None
 
 
 def changed_state(before: dict[str, str]) -> str | None:
