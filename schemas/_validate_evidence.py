@@ -42,16 +42,17 @@ def value_faults(rec: Record | BaselineRecord) -> Iterator[tuple[str, str]]:
 
 
 def timing_faults(where: str, t: Any) -> Iterator[tuple[str, str]]:
-    """The statistics of one timing lie in order: mean and median within [min, max], the median within its IQR and
-    its CI, each round's median within [min, max]."""
+    """The statistics of one timing lie in order: mean and median within [min, max], the median within its CI, each
+    round's median within [min, max]. The median is not held to the pooled quartiles: a timing rotated over places
+    of the weights takes the mean of the places' medians, which can fall just outside a tight pooled IQR."""
     if t is None:
         return
     slack = 1e-9 + 1e-6 * t.max_ms
     for stat in ("mean_ms", "median_ms"):
         if not t.min_ms - slack <= getattr(t, stat) <= t.max_ms + slack:
             yield f"{where}.{stat}", f"{getattr(t, stat)} lies outside [min_ms, max_ms] = [{t.min_ms}, {t.max_ms}]"
-    if t.q1_ms is not None and t.q3_ms is not None and not t.q1_ms - slack <= t.median_ms <= t.q3_ms + slack:
-        yield f"{where}.median_ms", f"{t.median_ms} lies outside [q1_ms, q3_ms] = [{t.q1_ms}, {t.q3_ms}]"
+    if t.q1_ms is not None and t.q3_ms is not None and not t.q1_ms - slack <= t.q3_ms:
+        yield f"{where}.q1_ms", f"q1_ms {t.q1_ms} lies above q3_ms {t.q3_ms}"
     lo, hi = t.ci95_low_ms, t.ci95_high_ms
     if lo is not None and hi is not None and not lo - slack <= t.median_ms <= hi + slack:
         yield f"{where}.median_ms", f"{t.median_ms} lies outside its 95% CI [{lo}, {hi}]"

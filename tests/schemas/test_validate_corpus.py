@@ -88,6 +88,8 @@ CORPUS = [
         mutated(lambda d: d["baselines"].append({**d["baselines"][0], "kind": "compile"})),
         "baselines", "'compile' is not part of protocol 'standard'"),
     Bad("mean outside min and max", mutated(set_field("timing.mean_ms", 0.5)), "timing.mean_ms", "outside [min_ms, max_ms]"),
+    Bad("quartiles out of order", mutated(lambda d: (set_field("timing.q1_ms", 1.2)(d), set_field("timing.q3_ms", 1.1)(d))), "timing.q1_ms",
+        "lies above q3_ms"),
     Bad("correct without timing", mutated(correct_without_timing), "status", "'correct' needs the candidate's timing"),
     Bad("correct with a failed trial", mutated(failed_trial), "(record)", "status 'correct' but a correctness trial failed"),
     Bad("incorrect without a failed trial", mutated(incorrect_no_failure), "status",
