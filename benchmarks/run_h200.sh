@@ -11,7 +11,7 @@
 # to resume it in a later call, keep it out of the folders a call carries, e.g. .kv-cache/zoo-check: a carried
 # folder replaces the device's copy at every call, so a zoo in .data starts afresh each time),
 # attacks (not in the default: the zoo's attacks on the harness, into a records folder of their own, $OUT/attacks.tgz),
-# zoocheck (not in the default: benchmarks/zoo_verdicts.py on this card's zoo records, into $OUT/zoocheck.txt; a
+# zoocheck (not in the default: benchmarks/zoo_verdicts.py on this card's zoo records, in ZOO_OUT where set, into $OUT/zoocheck.txt; a
 # rejudge after it in the same call runs only when every zoo verdict is the manifest's),
 # rejudge (not in the default: every committed verified record of the public datasets made again under the newest
 # verified protocol, REJUDGE_SETS: bundle[:--only pattern] ...),
@@ -162,7 +162,8 @@ for s in "${STEPS[@]}"; do
     zoocheck)
       step "$s (the zoo's verified verdicts against its manifest)"
       HW=$(python3 -c "from evaluations import capture_environment; print(capture_environment('cuda').hardware)")
-      if python3 benchmarks/zoo_verdicts.py "records/$HW" > "$OUT/zoocheck.txt" 2>&1; then ZOO_OK=1; else ZOO_OK=0; fi
+      # ZOO_OUT: the zoo made afresh into a folder of its own (the zoo step's), checked there
+      if python3 benchmarks/zoo_verdicts.py "${ZOO_OUT:-records}/$HW" > "$OUT/zoocheck.txt" 2>&1; then ZOO_OK=1; else ZOO_OK=0; fi
       cat "$OUT/zoocheck.txt" ;;
     rejudge)
       [ "${ZOO_OK:-1}" = 1 ] || { echo "=== rejudge skipped: the zoo's verdicts differ from its manifest (zoocheck.txt)"; continue; }

@@ -300,9 +300,9 @@ def _summarise(s: _Setting, probe: _Probe, method: _Method, measured: _Measured)
                                note=note[:TIMING_NOTE_MAX], host_enqueue_ms=probe.host_ms,
                                round_medians_ms=s.slots.round_medians(measured.samples, measured.batches),
                                sm_clock_mhz=clock_median(measured.clocks))
-    unsync, last_set = _unsynchronised(s.call, len(s.rot.sets), gpu_ms)  # in the last turn: nothing else on the device
+    unsync, last_set, latest = _unsynchronised(s.call, len(s.rot.sets), gpu_ms)  # in the last turn: nothing else on the device
     s.slots.leave()
-    return TimingRun(stats, s.outputs, unsync, last_set=last_set, samples_ms=measured.samples,
+    return TimingRun(stats, s.outputs, unsync, last_set=last_set, latest_output=latest, samples_ms=measured.samples,
                      batches=measured.batches, graph_unsafe=method.graphs.unsafe)
 
 

@@ -136,6 +136,10 @@ class TimingRun:
     """Evidence of device work outside the timed stream, or ``None``."""
     last_set: int = 0
     """Set index of the most recent call (its output is current even if buffers are reused)."""
+    latest_output: Any = None
+    """The output of the most recent call, on ``last_set``, where that call came after the timed ones (the check for
+    work outside the timed stream, on the GPU); ``None`` where the most recent call is a timed one
+    (``last_outputs[last_set]``)."""
     graph_unsafe: str | None = None
     """Where graph replays were wanted but a captured graph did not do the call's work as an eager call does
     (``graphs.work_outside_capture``): the evidence, and eager calls were timed; ``None`` otherwise."""

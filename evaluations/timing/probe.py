@@ -66,27 +66,29 @@ def _probe(call: Callable[[int], Any], rot: _Rotation, outputs: dict[int, Any]) 
     return median(host), median(device)
 
 
-def _unsynchronised(call: Callable[[int], Any], sets: int, device_ms: float) -> tuple[str | None, int]:
+def _unsynchronised(call: Callable[[int], Any], sets: int, device_ms: float) -> tuple[str | None, int, Any]:
     """Compare device-synchronised wall time of back-to-back calls with the event time.
 
     No refresh or flush runs between these calls, so all device work in the window is the
     candidate's; an honest call takes about max(event time, host enqueue time). Returns the evidence
-    (or ``None``) and the set of the last call: a candidate that reuses one output buffer now holds
-    that set's answer in it, so the re-check after timing must read it as that set's.
+    (or ``None``), the set of the last call and that call's output: the most recent answer the candidate
+    gave, so the re-check after timing can tell which of the buffers it returned still hold their call's
+    answer (a buffer reused by every call holds that set's).
     """
     calls = 10
     _synchronize()
     t0 = perf_counter()
+    out = None
     for i in range(calls):
-        call(i % sets)
+        out = call(i % sets)
     host_ms = (perf_counter() - t0) * 1e3 / calls
     _synchronize()
     wall_ms = (perf_counter() - t0) * 1e3 / calls
     last = (calls - 1) % sets
     if wall_ms > 2.0 * max(device_ms, host_ms) + 0.05:
         return (f"device-synchronised wall time {wall_ms:.3g} ms per call is {wall_ms / max(device_ms, 1e-6):.3g}x "
-                f"the event time {device_ms:.3g} ms: work ran outside the timed stream"), last
-    return None, last
+                f"the event time {device_ms:.3g} ms: work ran outside the timed stream"), last, out
+    return None, last, out
 
 
 _CYCLES_PER_MS: list[float] = []

@@ -4,6 +4,7 @@ relies on the structure of the problem's own draws)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import torch
@@ -22,19 +23,38 @@ def _storages(value: Any) -> set[int]:
 
 
 def recheck(ctx: Context, run: TimingRun, sets: list[list[Any]], settings: Settings) -> None:
-    latest = _storages(run.last_outputs.get(run.last_set))
+    """Judge each timed call's output that still holds its own call's answer. A buffer the most recent call
+    returned holds that call's answer, and is judged as the answer for its set (``last_set``). A buffer several
+    earlier calls returned but the most recent call did not (a kernel that stopped reusing it, e.g. one whose own
+    CUDA graph gave way to fresh outputs) holds the answer of whichever call wrote it last. That is no evidence
+    either way, so it is not read as a stale answer."""
+    after = run.latest_output is not None  # the most recent call came after the timed ones
+    latest = _storages(run.latest_output if after else run.last_outputs.get(run.last_set))
+    seen: Counter[int] = Counter()
+    for out in run.last_outputs.values():
+        seen.update(_storages(out))
+    reused = {p for p, n in seen.items() if n > 1}
     for k, out in sorted(run.last_outputs.items()):
-        if k != run.last_set and _storages(out) & latest:
-            continue  # one output buffer reused by every call: only the latest call's contents are current
-        outs = tensors(ig.outputs_of(out))
-        ctx.log.check("output-type", ig.output_type(outs, ctx.device))
-        v = compare(ctx, outs, sets[k], ctx.tol)
-        if not v.passed:
-            _timed_output_wrong(ctx, outs, sets, k, v, settings)
+        storages = _storages(out)
+        if storages & latest and (after or k != run.last_set):
+            continue  # the most recent call wrote this buffer since: its contents are that call's
+        if storages & reused and not storages & latest:
+            continue  # a buffer several calls returned and the most recent did not: whose answer it holds is unknown
+        _judge(ctx, out, sets, k, settings, "a timed call")
+    if after and latest & set(seen):  # the buffers the timed calls returned now hold the most recent call's answer
+        _judge(ctx, run.latest_output, sets, run.last_set, settings, "the last call, after timing, in a buffer the timed calls returned,")
+
+
+def _judge(ctx: Context, out: Any, sets: list[list[Any]], k: int, settings: Settings, what: str) -> None:
+    outs = tensors(ig.outputs_of(out))
+    ctx.log.check("output-type", ig.output_type(outs, ctx.device))
+    v = compare(ctx, outs, sets[k], ctx.tol)
+    if not v.passed:
+        _timed_output_wrong(ctx, outs, sets, k, v, settings, what)
 
 
 def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k: int, v: PrecisionVerdict,
-                        settings: Settings) -> None:
+                        settings: Settings, what: str = "a timed call") -> None:
     """A timed call's output is wrong for its (refreshed) inputs: a stale answer, a kernel broken after timing, or a
     kernel that relies on the structure of the problem's inputs, which rolling the values by one element between
     uses (``refresh_in_place``) does not keep (``torch.triu`` inputs are no longer triangular). Stale: the output
@@ -46,7 +66,7 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     these: the trials' check holds that finding, and repeating it here would read as a change after timing."""
     if "precision" in ctx.log.failed and near(v):
         return
-    evidence = f"output of a timed call on input set {k}: {v.message}"
+    evidence = f"output of {what} on input set {k}: {v.message}"
     first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device)
     before = [x.reshape(-1).roll(-1).reshape(x.shape) if isinstance(x, torch.Tensor) and x.is_floating_point()
               and x.numel() > 1 else x for x in sets[k]]
