@@ -122,7 +122,7 @@ def test_a_generator_the_call_left_alone_is_no_evidence_of_re_seeding(monkeypatc
     other = torch.Generator().manual_seed(7)
     torch.rand(3, generator=other)
     monkeypatch.setattr(_integrity, "_fresh_state", lambda seed, device: torch.Generator().manual_seed(seed).get_state())
-    monkeypatch.setattr(_integrity, "_generators", lambda: [
+    monkeypatch.setattr(_integrity, "rng_snapshot", lambda: [
         ("cpu", torch.initial_seed(), torch.random.get_rng_state()), ("cuda", other.initial_seed(), other.get_state())])
     before = _integrity.rng_snapshot()
     torch.randn(100, generator=other)

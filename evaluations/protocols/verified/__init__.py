@@ -57,7 +57,7 @@ _PARTS: dict[str, tuple[str, ...]] = {
     "_checklog": ("CHECKS", "CheckLog"),
     "_integrity": (
         "changed_state", "constant_output", "flags_set", "mutated_inputs", "new_threads", "output_type",
-        "outputs_of", "python_threads", "replaced_functions", "rng_change", "rng_snapshot", "rng_state", "snapshot_flags",
+        "outputs_of", "python_threads", "replaced_functions", "rng_change", "rng_snapshot", "snapshot_flags",
         "snapshot_functions",
         "snapshot_state", "storage_overlap",
     ),

@@ -10,7 +10,6 @@ them, and its speedups are taken against baselines timed with the same flags.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Iterable
@@ -98,25 +97,13 @@ def snapshot_state() -> dict[str, str]:
     return {k: str(v) for k, v in state.items()}
 
 
-def rng_state() -> str:
-    """Digest of torch's CPU and CUDA generator states."""
-    h = hashlib.sha256(bytes(torch.random.get_rng_state().tolist()))
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        h.update(bytes(torch.cuda.get_rng_state().tolist()))
-    return h.hexdigest()
-
-
-def _generators() -> list[tuple[str, int, torch.Tensor]]:
-    """Each of torch's default generators in use: its device, seed and state (CUDA's once CUDA is initialised)."""
+def rng_snapshot() -> list[tuple[str, int, torch.Tensor]]:
+    """Each of torch's default generators in use, before a call: its device, seed and state (CUDA's once CUDA is
+    initialised)."""
     gens = [("cpu", torch.initial_seed(), torch.random.get_rng_state())]
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         gens.append(("cuda", torch.cuda.initial_seed(), torch.cuda.get_rng_state()))
     return gens
-
-
-def rng_snapshot() -> list[tuple[str, int, torch.Tensor]]:
-    """The generators' seeds and states, before a call."""
-    return _generators()
 
 
 def _fresh_state(seed: int, device: str) -> torch.Tensor:
@@ -134,7 +121,7 @@ def rng_change(before: list[tuple[str, int, torch.Tensor]]) -> tuple[bool, str |
     (a CUDA draw leaves a CPU generator that never drew where it was)."""
     was = {device: (seed, state) for device, seed, state in before}
     moved = False
-    for device, seed, state in _generators():
+    for device, seed, state in rng_snapshot():
         if device not in was:  # CUDA initialised by the call: its generator starts at its seed
             moved = moved or not bool(torch.equal(state, _fresh_state(seed, device)))
             continue

@@ -41,7 +41,7 @@ def recheck(ctx: Context, run: TimingRun, sets: list[list[Any]], settings: Setti
         if storages & reused and not storages & latest:
             continue  # a buffer several calls returned and the most recent did not: whose answer it holds is unknown
         _judge(ctx, out, sets, k, settings, "a timed call")
-    if after and latest & set(seen):  # the buffers the timed calls returned now hold the most recent call's answer
+    if after and latest & seen.keys():  # the buffers the timed calls returned now hold the most recent call's answer
         _judge(ctx, run.latest_output, sets, run.last_set, settings, "the last call, after timing, in a buffer the timed calls returned,")
 
 
