@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from ...core import Job, sentinel_count
+from ...core import Distribution, Job, sentinel_count
 from ...worker import Exhibits, ProblemModule
 from . import _integrity as ig
 from ._checklog import CheckLog
@@ -40,6 +40,8 @@ class Context:
     log: CheckLog = field(default_factory=CheckLog)
     previous: list[Any] = field(default_factory=list)
     """Copy of the previous trial's outputs (cached-output check)."""
+    previous_draw: tuple[Distribution, int, bool] | None = None
+    """The previous trial's distribution and seed, and whether its output was right for them (cached-output check)."""
     exhibits: Exhibits = field(default_factory=lambda: Exhibits(None))
     """CPU copies of the trials' outputs for the judge (``_judge``)."""
     structure: list[str] = field(default_factory=list)

@@ -58,9 +58,10 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     """A timed call's output is wrong for its (refreshed) inputs: a stale answer, a kernel broken after timing, or a
     kernel that relies on the structure of the problem's inputs, which rolling the values by one element between
     uses (``refresh_in_place``) does not keep (``torch.triu`` inputs are no longer triangular). Stale: the output
-    matches the reference of the set's earlier contents (its first draw, or its values before the last roll), or
-    the candidate called again on a copy of the same values is right (the timed calls skipped the work: a graph
-    capture that launched nothing, a cache keyed on the input buffers). Broken: wrong on a fresh draw now. Both
+    matches the reference of the set's earlier contents (its first draw, or its values before the last roll) where
+    that answer is not also the present one, or the candidate called again on a copy of the same values is right
+    (the timed calls skipped the work: a graph capture that launched nothing, a cache keyed on the input buffers).
+    Broken: wrong on a fresh draw now. Both
     are ``recheck-after-timing``; the rest is labelled ``structure-specific``, its timing kept. A candidate whose
     trials already failed ``precision`` and whose timed answer is wrong by no more than imprecision is none of
     these: the trials' check holds that finding, and repeating it here would read as a change after timing."""
@@ -70,8 +71,12 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device)
     before = [x.reshape(-1).roll(-1).reshape(x.shape) if isinstance(x, torch.Tensor) and x.is_floating_point()
               and x.numel() > 1 else x for x in sets[k]]
+    current = ctx.refs.run(sets[k])
     for label, earlier in (("its first draw", first), ("its values before the last refresh", before)):
-        if verdict_of(outs, ctx.refs.run(earlier), ctx.tol).passed:
+        then = ctx.refs.run(earlier)
+        # an earlier answer that is also (to within the tolerance) this one's is no evidence of staleness: the problem's
+        # output hardly depends on these inputs, and a wrong output near it is wrong, not stale
+        if verdict_of(outs, then, ctx.tol).passed and not verdict_of(list(then.strict32), current, ctx.tol).passed:
             ctx.log.check("recheck-after-timing", f"{evidence}; it is the answer for {label}: a stale answer")
             return
     now = verdict_of(tensors(ig.outputs_of(ctx.call(*clone(sets[k])))), ctx.refs.run(sets[k]), ctx.tol)

@@ -13,7 +13,7 @@ from schemas import CorrectnessCheck
 
 from ...core import DISTRIBUTIONS, Distribution, draw, gpulock, prefill_allocator
 from . import _integrity as ig
-from ._context import Context, call_checked, clone, compare
+from ._context import Context, call_checked, clone, compare, verdict_of
 from ._precision import PrecisionVerdict, judge_precision
 
 NEAR_LIMIT = 1e-2
@@ -53,6 +53,18 @@ def _repeats_previous(ctx: Context, outs: list[Any]) -> bool:
         and torch.equal(a.as_subclass(torch.Tensor), b.as_subclass(torch.Tensor)) for a, b in zip(prev, outs, strict=True))
 
 
+def _stored_answer(ctx: Context, earlier: tuple[Distribution, int, bool] | None, inputs: list[Any]) -> bool:
+    """Whether an output that repeats the previous trial's, bit for bit, and is wrong here is a stored answer: the
+    previous output was the right answer for its own inputs, and that answer is not this draw's. A repeat of a wrong
+    output, or of an answer both draws share, is a kernel whose output stopped depending on its input (one that
+    drops a normalisation, whose signal vanishes on small inputs): a wrong answer, not a store."""
+    if earlier is None or not earlier[2]:
+        return False
+    dist, seed, _ = earlier
+    before = ctx.refs.run(draw(ctx.problem.get_inputs, dist, seed, ctx.device))
+    return not verdict_of(list(before.strict32), ctx.refs.run(inputs), ctx.tol).passed
+
+
 def trial_name(dist: Distribution, seed: int) -> str:
     """A trial's name in the record (and the judge's key for its outputs)."""
     return f"{dist.label} seed {seed}"
@@ -67,9 +79,12 @@ def trial(ctx: Context, dist: Distribution, seed: int) -> Trial:
     ctx.exhibits.add(trial_name(dist, seed), outs)
     repeated = _repeats_previous(ctx, outs)
     verdict = compare(ctx, outs, pristine, ctx.tol)
-    if not verdict.passed and repeated and not unwritten:  # unwritten memory that held the last answer is no store
+    earlier, ctx.previous_draw = ctx.previous_draw, (dist, seed, near(verdict))
+    # unwritten memory that held the last answer is no store
+    if not verdict.passed and repeated and not unwritten and _stored_answer(ctx, earlier, pristine):
         ctx.log.check("cached-output", f"{dist.label} seed {seed}: output is bit-identical to the previous trial's "
-                      f"output on different inputs ({verdict.message}): a stored result")
+                      f"output on different inputs ({verdict.message}), which was the right answer for that "
+                      "trial's inputs and is not for these: a stored result")
     if not verdict.passed and verdict.message and "not finite" in verdict.message:
         ctx.log.check("stale-memory", _differential(ctx, pristine))
     check = CorrectnessCheck(
