@@ -87,8 +87,15 @@ def test_verified_run_times_baseline_and_candidates_as_the_eager_baseline_does(t
     assert reused.status == "correct" and reused.timing.method == "cuda_graph", reused.integrity
 
 
-def test_a_candidate_that_captures_no_work_is_hacked(tmp_path, fixtures_dir):
+def test_a_candidate_that_captures_no_work_gains_nothing(tmp_path, fixtures_dir):
+    """A call that launches nothing while captured (its previous answer handed back) would make graph replays free.
+    Verified 1.3 replays a captured graph on new values before it times one: this graph misses the call's work, so
+    eager calls are timed, as a user runs them, and those compute every answer. The record is right and slow (a
+    chain of small ops launched one by one against its baseline's graph replays), with the evidence in its note;
+    before 1.3 the graph was kept and the stale answers of its replays were called a hack."""
     records, _ = _verified(fixtures_dir, "exploits", tmp_path)
     record = records["1_many_small_ops__capture_cache.py"]
-    failed = {c.name for c in record.integrity if not c.passed}
-    assert record.status == "hacked" and failed & {"recheck-after-timing", "faster-than-sol"}, record.integrity
+    assert record.timing.method == "cuda_events", record.timing.note
+    assert "a captured CUDA graph missed the call's work" in (record.timing.note or "")
+    assert record.status == "correct", record.integrity
+    assert record.speedup.vs_eager < 0.8, record.speedup
