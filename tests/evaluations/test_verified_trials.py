@@ -6,7 +6,6 @@ the fully connected layer's bias on small inputs)."""
 
 from __future__ import annotations
 
-import importlib.util
 from types import SimpleNamespace
 
 import torch
@@ -17,21 +16,15 @@ from evaluations.protocols.verified._precision import Tolerance
 from evaluations.protocols.verified._recheck import _timed_output_wrong
 from evaluations.protocols.verified._reference import References
 from evaluations.protocols.verified._trials import classify, trial
+from evaluations.suite import load_problem_module
 from evaluations.zoo import ZOO_DIR
 
 TOL = Tolerance(1e-3, 1e-3)
 SEEDS = (11, 12, 13)
 
 
-def _problem():
-    spec = importlib.util.spec_from_file_location("bias_gelu_residual", ZOO_DIR / "problems" / "5_bias_gelu_residual.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _trials(make_candidate):
-    problem = _problem()
+    problem = load_problem_module(ZOO_DIR / "problems" / "5_bias_gelu_residual.py")
     torch.manual_seed(0)
     model = problem.Model(*problem.get_init_inputs())
     ctx = Context(job=None, device=torch.device("cpu"), tol=TOL, problem=problem, refs=References(model),

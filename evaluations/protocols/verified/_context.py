@@ -107,6 +107,12 @@ def compare(ctx: Context, outs: list[Any], inputs: list[Any], tol: Tolerance) ->
     return verdict_of(outs, ref, tol)
 
 
+def same_answer(a: ReferenceOutputs, b: ReferenceOutputs, tol: Tolerance) -> bool:
+    """Whether two draws' right answers agree to within the tolerance (``a``'s float32 reference judged against
+    ``b``'s references): where they do, an output that matches one is no evidence that it is the other's."""
+    return verdict_of(list(a.strict32), b, tol).passed
+
+
 def verdict_of(outs: list[Any], ref: ReferenceOutputs, tol: Tolerance) -> PrecisionVerdict:
     """Worst verdict over the outputs against one draw's references (the judge's process uses it too)."""
     if len(outs) != len(ref.ref64):

@@ -12,7 +12,7 @@ import torch
 from ...core import DISTRIBUTIONS, draw, fresh_seeds
 from ...timing import TimingRun
 from . import _integrity as ig
-from ._context import Context, clone, compare, tensors, verdict_of
+from ._context import Context, clone, compare, same_answer, tensors, verdict_of
 from ._precision import PrecisionVerdict
 from ._setup import Settings
 from ._trials import near
@@ -71,15 +71,15 @@ def _timed_output_wrong(ctx: Context, outs: list[Any], sets: list[list[Any]], k:
     first = draw(ctx.problem.get_inputs, DISTRIBUTIONS[0], settings.extra_seeds[1 + k], ctx.device)
     before = [x.reshape(-1).roll(-1).reshape(x.shape) if isinstance(x, torch.Tensor) and x.is_floating_point()
               and x.numel() > 1 else x for x in sets[k]]
-    current = ctx.refs.run(sets[k])
+    current = ctx.refs.run(sets[k])  # the present answer: beside the earlier ones, and for the call on a copy
     for label, earlier in (("its first draw", first), ("its values before the last refresh", before)):
         then = ctx.refs.run(earlier)
         # an earlier answer that is also (to within the tolerance) this one's is no evidence of staleness: the problem's
         # output hardly depends on these inputs, and a wrong output near it is wrong, not stale
-        if verdict_of(outs, then, ctx.tol).passed and not verdict_of(list(then.strict32), current, ctx.tol).passed:
+        if verdict_of(outs, then, ctx.tol).passed and not same_answer(then, current, ctx.tol):
             ctx.log.check("recheck-after-timing", f"{evidence}; it is the answer for {label}: a stale answer")
             return
-    now = verdict_of(tensors(ig.outputs_of(ctx.call(*clone(sets[k])))), ctx.refs.run(sets[k]), ctx.tol)
+    now = verdict_of(tensors(ig.outputs_of(ctx.call(*clone(sets[k])))), current, ctx.tol)
     if now.passed:
         ctx.log.check("recheck-after-timing", f"{evidence}; called again on a copy of the same inputs it is right: "
                                               "the timed call did not compute its answer (a stale answer)")

@@ -13,7 +13,7 @@ from schemas import CorrectnessCheck
 
 from ...core import DISTRIBUTIONS, Distribution, draw, gpulock, prefill_allocator
 from . import _integrity as ig
-from ._context import Context, call_checked, clone, compare, verdict_of
+from ._context import Context, call_checked, clone, compare, same_answer
 from ._precision import PrecisionVerdict, judge_precision
 
 NEAR_LIMIT = 1e-2
@@ -62,7 +62,7 @@ def _stored_answer(ctx: Context, earlier: tuple[Distribution, int, bool] | None,
         return False
     dist, seed, _ = earlier
     before = ctx.refs.run(draw(ctx.problem.get_inputs, dist, seed, ctx.device))
-    return not verdict_of(list(before.strict32), ctx.refs.run(inputs), ctx.tol).passed
+    return not same_answer(before, ctx.refs.run(inputs), ctx.tol)
 
 
 def trial_name(dist: Distribution, seed: int) -> str:
