@@ -243,23 +243,39 @@ def exclusive() -> Iterator[None]:
         _flock(timings, fcntl.LOCK_UN)
 
 
+def let_go() -> bool:
+    """Let go of the device entirely (this worker's queued device work finished first) until :func:`take_back`;
+    True where it did, False (nothing done) outside :func:`shared`, inside :func:`exclusive` or without the lock.
+    :func:`released` as two calls, for host work that starts and ends in callbacks."""
+    main, gate = _state["main"], _state["gate"]
+    if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+        return False
+    assert isinstance(main, int)
+    _sync_device()
+    _flock(main, fcntl.LOCK_UN)
+    trace("out")
+    return True
+
+
+def take_back() -> None:
+    """Hold the device shared again after :func:`let_go` let go of it (after every timing queued meanwhile)."""
+    main, gate = _state["main"], _state["gate"]
+    assert isinstance(main, int) and isinstance(gate, int), "take_back() outside shared()"
+    _enter_shared(main, gate)
+    trace("in")
+
+
 @contextlib.contextmanager
 def released() -> Iterator[None]:
     """Let go of the device entirely for the duration (waiting for another process's turn to time), then
     hold it shared again; a no-op outside :func:`shared` or without the lock."""
-    main, gate = _state["main"], _state["gate"]
-    if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+    if not let_go():
         yield
         return
-    assert isinstance(main, int) and isinstance(gate, int)
-    _sync_device()
-    _flock(main, fcntl.LOCK_UN)
-    trace("out")
     try:
         yield
     finally:
-        _enter_shared(main, gate)
-        trace("in")
+        take_back()
 
 
 def yield_to_timing() -> None:

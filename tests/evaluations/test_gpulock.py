@@ -262,3 +262,46 @@ def test_a_lock_trace_names_the_host_work_done_out_of_the_lock(tmp_path):
     assert rows[0] == {"kind": "candidate:verified", "step": "_distributions.py:86:draw -> _distributions.py:86:draw",
                        "times": 2, "seconds": 5.0}
     assert rows[1]["step"] == "_candidate.py:333:_evaluate -> _candidate.py:333:_evaluate" and rows[1]["seconds"] == 0.5
+
+
+def _held_by_another(lock: Path) -> bool:
+    """Whether some holder of the lock keeps a timing out: an exclusive try on a descriptor of its own fails."""
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+@pytest.mark.parametrize("let_go", [True, False])
+def test_a_compile_baseline_lets_go_of_the_device_while_dynamo_compiles(lock, let_go):
+    """A compile baseline's first call compiles (host work, from the prepare stage's caches) with the device let go,
+    so a waiting timing goes on meanwhile; the device is held shared again before the compiled code runs, and once
+    the call is over. Without the context the compilation holds the device throughout, as it did before."""
+    import contextlib
+
+    import torch
+
+    from evaluations.protocols.verified._compiling import device_let_go_while_compiling
+
+    seen: list[bool] = []
+
+    def backend(gm, example_inputs):  # runs while Dynamo compiles the frame
+        seen.append(_held_by_another(lock))
+        return gm.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: torch.relu(x) * 2, backend=backend)
+    with gpulock.shared("baseline:verified:compile"):
+        assert _held_by_another(lock)
+        with device_let_go_while_compiling() if let_go else contextlib.nullcontext():
+            out = compiled(torch.arange(-2.0, 2.0))
+            held_after_the_call = _held_by_another(lock)
+        assert _held_by_another(lock)
+    assert out.tolist() == [0.0, 0.0, 0.0, 2.0]
+    assert seen == [not let_go]  # compiled once: let go while compiling, or held throughout without the context
+    assert held_after_the_call
+    assert not _held_by_another(lock)

@@ -3,6 +3,8 @@ timing and the peak memory of one call. Its figures and its description: the pac
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from schemas import TimingStats
@@ -24,6 +26,7 @@ from ...core import (
 from ...timing import time_calls
 from ...worker import ProblemModule, load_candidate, load_problem
 from . import BASELINE_KINDS, SPEEDUP_BASELINE, _candidate, _judging
+from ._compiling import device_let_go_while_compiling
 from ._reference import float32_mode
 from ._setup import (
     Settings,
@@ -97,7 +100,9 @@ def time_baseline(job: Job) -> tuple[TimingStats, int | None]:
         # once a problem, in its first job (not in a re-timing with a candidate's flags or in turns); before any call
         first = job.baseline_kind == SPEEDUP_BASELINE["vs_eager"] and not job.algorithm_flags
         drawn = signature(inputs) if first and "party" not in job.options else None
-        peak, output_bytes = _peak_of_one_call(model, inputs, device)
+        # a compile baseline compiles in its first call: from the prepare stage's caches, with the device let go
+        with device_let_go_while_compiling() if job.baseline_kind == "compile" else contextlib.nullcontext():
+            peak, output_bytes = _peak_of_one_call(model, inputs, device)
         del inputs  # compilation and autotuning happened in the warm-up call, before the timing holds the GPU alone
         if drawn is not None:
             check_reproducible(problem.get_inputs, seed, device, drawn)
