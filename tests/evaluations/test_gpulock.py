@@ -6,6 +6,7 @@ synchronisation it adds around them is a no-op where no device is initialised.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sys
@@ -281,8 +282,6 @@ def test_a_compile_baseline_lets_go_of_the_device_while_dynamo_compiles(lock, le
     """A compile baseline's first call compiles (host work, from the prepare stage's caches) with the device let go,
     so a waiting timing goes on meanwhile; the device is held shared again before the compiled code runs, and once
     the call is over. Without the context the compilation holds the device throughout, as it did before."""
-    import contextlib
-
     import torch
 
     from evaluations.protocols.verified._compiling import device_let_go_while_compiling

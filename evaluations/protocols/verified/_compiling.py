@@ -47,4 +47,6 @@ def device_let_go_while_compiling() -> Iterator[None]:
     finally:
         callback_handler.remove_start_callback(start)
         callback_handler.remove_end_callback(end)
-        end()  # a compilation that raised before its end callback ran: the device is held again all the same
+        # Dynamo runs the end callbacks however its compilation ends; should they not have run (a handler that
+        # skips them), the device is held again all the same before anything after the call runs on it
+        end()
