@@ -6,14 +6,16 @@
 #   OUT=/path/to/results bash benchmarks/run_h200.sh [STEP ...]
 #
 # Steps (default: all, in this order): zoo (CONCURRENT evaluations at once, ZOO_S seconds at most, ZOO_PROTOCOLS
-# (default "verified standard") in that order; ZOO_OUT: into
+# (default "verified standard") in that order; ZOO_FRESH=1: this card's zoo records of those protocols
+# removed first, so that every one is made again; ZOO_OUT: into
 # a folder of its own, afresh, packed into $OUT/zoo-records.tgz, to check the verdicts against the committed ones;
 # to resume it in a later call, keep it out of the folders a call carries, e.g. .kv-cache/zoo-check: a carried
 # folder replaces the device's copy at every call, so a zoo in .data starts afresh each time),
 # attacks (not in the default: the zoo's attacks on the harness, into a records folder of their own, $OUT/attacks.tgz),
 # zoocheck (not in the default: benchmarks/zoo_verdicts.py on this card's zoo records, in ZOO_OUT where set, into $OUT/zoocheck.txt; a
 # rejudge after it in the same call runs only when every zoo verdict is the manifest's),
-# rejudge (not in the default: every committed verified record of the public datasets made again under the newest
+# resume (not in the default: this card's re-judged records kept in benchmarks/results, benchmarks/pending_records.py
+# restore; put it first), rejudge (not in the default: every committed verified record of the public datasets made again under the newest
 # verified protocol, REJUDGE_SETS: bundle[:--only pattern] ...),
 # selfspeed, audit, extdiag (not in the default: benchmarks/ext_reload.py on EXT_KEYS), gputests (one process per test file), cudal1; selfsample (the verified self-speedup of a
 # fixed 50-problem sample of KernelBench v0, every 5th problem, measured afresh into $OUT/self_speedup_sample.jsonl
@@ -44,6 +46,8 @@ pack() { tar czf "$OUT/records.tgz.part" records 2>/dev/null && mv -f "$OUT/reco
         tar czf "$OUT/${LOGS_TGZ:-logs.tgz}" -C "$OUT" logs; }
 left() { local l=$(( BUDGET_S - ($(date +%s) - T0) )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 step() { echo "=== $1 at +$(( $(date +%s) - T0 ))s"; }
+# this card's records folder name (h200, h100: records/<hw>/), as the runner names it
+hw() { python3 -c "from evaluations import capture_environment; print(capture_environment('cuda').hardware)"; }
 GPU_TESTS="${GPU_TESTS:-tests/evaluations/test_gpu_standard.py tests/evaluations/test_gpu_graph.py tests/evaluations/test_gpu_timing.py tests/evaluations/test_gpu_zoo_graphs.py tests/evaluations/test_zoo.py tests/evaluations/test_reproduce.py tests/evaluations/test_verified_12.py}"  # no site deps
 KV="python3 -m evaluations.cli eval --device cuda --out records --timeout 200 --no-progress"
 SAMPLE_KEYS="L1/1,L1/6,L1/11,L1/16,L1/21,L1/26,L1/31,L1/36,L1/41,L1/46,L1/51,L1/56,L1/61,L1/66,L1/71,L1/76,L1/81,L1/86,L1/91,L1/96,L2/1,L2/6,L2/11,L2/16,L2/21,L2/26,L2/31,L2/36,L2/41,L2/46,L2/51,L2/56,L2/61,L2/66,L2/71,L2/76,L2/81,L2/86,L2/91,L2/96,L3/1,L3/6,L3/11,L3/16,L3/21,L3/26,L3/31,L3/36,L3/41,L3/46"
@@ -59,6 +63,13 @@ for s in "${STEPS[@]}"; do
       step "$s (verified first: it is the protocol under test)"
       # a lock named from outside is kept: the zoo then shares the GPU fairly with a detached run (h200_detached.sh)
       OWN_LOCK="${KVERDICT_GPU_LOCK:-}"; export KVERDICT_GPU_LOCK="${OWN_LOCK:-$(mktemp -d)/gpu.lock}"
+      # ZOO_FRESH=1: this card's zoo records of those protocols removed first, so that all are made again on this code
+      # (records of an older protocol version are redone anyway; a change that keeps the version needs this)
+      if [ "${ZOO_FRESH:-0}" = 1 ] && [ -z "${ZOO_OUT:-}" ]; then
+        ZHW=$(hw); for proto in ${ZOO_PROTOCOLS:-verified standard}; do
+          rm -rf "records/$ZHW/exploit-zoo/$proto" "records/$ZHW/honest-kernels/$proto"; done
+        echo "zoo records of $ZHW (${ZOO_PROTOCOLS:-verified standard}) removed, to be made again"
+      fi
       Z=$(( $(left) < ${ZOO_S:-100000} ? $(left) : ${ZOO_S:-100000} ))
       ZT0=$(date +%s)
       for proto in ${ZOO_PROTOCOLS:-verified standard}; do
@@ -71,6 +82,12 @@ for s in "${STEPS[@]}"; do
       done
       [ -n "$OWN_LOCK" ] || unset KVERDICT_GPU_LOCK
       tail -8 "$LOGS/zoo.log" ;;
+    resume)
+      # this card's re-judged records of earlier sessions, kept in benchmarks/results/<hw>/session<N>/ until their lane
+      # is complete (benchmarks/pending_records.py), brought back so that the work goes on where it stopped (finished
+      # records are skipped). A failed restore is reported and the steps after it still run: they redo that work.
+      step "$s (this card's pending re-judged records, from benchmarks/results)"
+      python3 benchmarks/pending_records.py restore "$(hw)" || echo "=== resume failed: the records it names are made again" ;;
     attacks)
       # the zoo's attacks on the harness (evaluations/zoo/attacks), both protocols, into a records folder of their
       # own (one of them rewrites and deletes the records it finds): packed into $OUT/attacks.tgz. setsid: one attack
@@ -161,7 +178,7 @@ for s in "${STEPS[@]}"; do
       grep -E "PASSED|FAILED|ERROR|passed|failed" "$LOGS/gpu_tests.log" | tail -40 ;;
     zoocheck)
       step "$s (the zoo's verified verdicts against its manifest)"
-      HW=$(python3 -c "from evaluations import capture_environment; print(capture_environment('cuda').hardware)")
+      HW=$(hw)
       # ZOO_OUT: the zoo made afresh into a folder of its own (the zoo step's), checked there
       if python3 benchmarks/zoo_verdicts.py "${ZOO_OUT:-records}/$HW" > "$OUT/zoocheck.txt" 2>&1; then ZOO_OK=1; else ZOO_OK=0; fi
       cat "$OUT/zoocheck.txt" ;;
