@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup
 
-from schemas import AuditReport
+from schemas import AuditReport, superseded
 
 from ._attacks import Attack
 from ._board import COLUMNS as BOARD_COLUMNS
@@ -101,6 +101,20 @@ class SiteData:
                 if c["evaluated"] < c["kernels"]}
 
     @property
+    def superseded(self) -> dict[tuple[str, str, str, str], dict]:
+        """(hardware, suite, model, protocol) -> ``old`` (the versions of its records that a newer version of the
+        protocol has replaced, ``schemas.superseded``) and ``newest``, where it has such records: their verdicts are
+        the old version's rules', not the newest's, until they are judged again."""
+        out: dict[tuple[str, str, str, str], dict] = {}
+        for p in self.agg.provenance:
+            versions = [v for v in (p["protocol_versions"] or "").split(", ") if v]
+            old = [v for v in versions if superseded(p["protocol"], v)]
+            if old:
+                out[(p["hardware"], p["suite"], p["model"], p["protocol"])] = {
+                    "old": ", ".join(old), "newest": superseded(p["protocol"], old[0]), "all_old": old == versions}
+        return out
+
+    @property
     def verified_groups(self) -> set[tuple[str, str, str]]:
         """(hardware, suite, model) of every ranked model that has verified results."""
         return {(r["hardware"], r["suite"], r["model"]) for r in self.agg.summary if r["protocol"] == VERIFIED}
@@ -116,12 +130,13 @@ def problem_source_index(repo_root: Path) -> dict[str, Path]:
 
 
 def _render(data: SiteData, template: str, page_url: str, **context) -> str:
-    verified, partial = data.verified_groups, data.in_progress
+    verified, partial, old = data.verified_groups, data.in_progress, data.superseded
     return environment().get_template(template).render(
         root=up_to_root(page_url), model_url=model_url, problem_url=problem_url, chart_attr=chart_attr, chart_table=chart_table,
         has_data=has_data, slot=data.slots, fixtures=data.fixtures,
         unverified=lambda hw, suite, model: (hw, suite, model) not in verified,
-        in_progress=lambda hw, suite, model, protocol: partial.get((hw, suite, model, protocol)), **context)
+        in_progress=lambda hw, suite, model, protocol: partial.get((hw, suite, model, protocol)),
+        superseded=lambda hw, suite, model, protocol: old.get((hw, suite, model, protocol)), **context)
 
 
 def _combos(rows: list[dict], *keys: str) -> list[tuple]:
@@ -346,8 +361,11 @@ def function_source(source: str, name: str) -> str | None:
 
 def integrity(data: SiteData) -> str:
     """Markdown of the integrity page (the exploit zoo, the honest kernels and the attacks on the harness)."""
+    zoo_models = {model for model, zoo in data.fixtures.items() if zoo}
+    old = sorted({(hw, o["old"], o["newest"]) for (hw, _, model, protocol), o in data.superseded.items()
+                  if model in zoo_models and protocol == VERIFIED})
     return _render(data, "integrity.md.j2", "integrity/", zoo=data.agg.zoo, excerpt_chars=EVIDENCE_EXCERPT,
-                   attacks=data.attacks)
+                   attacks=data.attacks, old_zoo=old)
 
 
 def downloads(data: SiteData, files: list[dict]) -> str:

@@ -33,7 +33,7 @@ from ._io import (
     write_text,
 )
 from ._manifest import MANIFEST_RELPATH, Manifest, ManifestProblem, manifest_problems
-from ._protocols import PROTOCOLS, Pinned, baseline_versions, pinned, protocol_info
+from ._protocols import PROTOCOLS, Pinned, baseline_versions, pinned, protocol_info, superseded
 from ._record import (
     INCORRECT_REASONS,
     SCHEMA_VERSION,
@@ -65,7 +65,7 @@ from ._timing import (
 from ._validate import MAX_STRING_CHARS, iter_record_files, validate
 
 __all__ = [
-    "PROTOCOLS", "Pinned", "baseline_versions", "pinned", "protocol_info", "INCORRECT_REASONS", "IncorrectReason",
+    "PROTOCOLS", "Pinned", "baseline_versions", "pinned", "protocol_info", "superseded", "INCORRECT_REASONS", "IncorrectReason",
     "DATASETS", "PublicDataset", "dataset_named",
     "MANIFEST_RELPATH", "Manifest", "ManifestProblem", "manifest_problems",
     "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit", "Severity",

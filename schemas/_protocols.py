@@ -84,6 +84,14 @@ def pinned(name: str, version: str | None = None) -> Pinned:
     return entry["pinned"][version or entry["versions"][-1]]
 
 
+def superseded(name: str, version: str) -> str | None:
+    """The newest version of protocol ``name`` where ``version`` is an earlier one of the table (its records were
+    judged by rules since replaced), else None (the newest itself, or a version or protocol the table does not know)."""
+    entry = PROTOCOLS.get(name)
+    versions = entry["versions"] if entry else ()
+    return versions[-1] if version in versions[:-1] else None
+
+
 def baseline_versions(name: str, version: str) -> tuple[str, ...]:
     """The versions of protocol ``name`` whose baseline records a record of ``version`` may use: its own, and those
     it times baselines exactly as (``Pinned.baselines_of``)."""

@@ -153,3 +153,35 @@ def test_a_public_dataset_evaluated_in_part_says_how_far_on_every_table_and_a_co
     done = SiteData(agg=aggregate(rows_table([r for r in rows if r["protocol"] == "standard"]), datasets=(whole,)))
     assert done.in_progress == {} and "evaluated so far" not in done.slots.fill(headline(done))
     assert not any("in part" in done.slots.fill(html) for html in [claims(done), *model_pages(done).values()])
+
+
+def test_records_judged_under_a_replaced_protocol_version_say_so_wherever_their_verdicts_are_shown():
+    """A verdict is the rules' of its version: where a newer version has replaced them, the home page, the leaderboard,
+    the models index, the model page and the claims page say which records were judged under the old one, so a
+    reader does not take their hacked counts for the newest rules'; records of the newest version carry no note."""
+    from schemas import PROTOCOLS
+
+    old, newest = PROTOCOLS["verified"]["versions"][-2:]
+    src = {"kernel_url": "https://example.org/set", "kernel_commit": "c" * 40, "claimed_speedup": 2.0,
+           "claimed_baseline": "eager"}
+    rows = [row("M", pid, protocol_version=old, **src) for pid in range(2)]
+    rows += [row("M", pid, "standard", protocol_version="1.0", **src) for pid in range(2)]
+    rows += [row("N", pid, protocol_version=newest) for pid in range(2)]
+    site = SiteData(agg=aggregate(rows_table(rows)))
+    assert site.superseded == {("h200", "kv", "M", "verified"): {"old": old, "newest": newest, "all_old": True}}
+    badge, short = f"verified {old}: superseded by {newest}</span>", 'kv-superseded" title='
+    home = site.slots.fill(headline(site))
+    note = re.search(r'<p class="kv-note kv-superseded-note">(.*?)</p>', home, re.S)
+    assert note and f"the verified records of M on kv (h200), verified {old}" in note.group(1)
+    assert " N " not in note.group(1) and home.count(short) == 1  # beside its version: "verified 1.2 [superseded by 1.3]"
+    assert re.search(rf"verified {re.escape(old)} <span[^>]*>superseded by {re.escape(newest)}</span>", home)
+    board = site.slots.fill(leaderboard(site))
+    # its rows (one per level shown) in full, and its provenance line short
+    assert board.count(badge) >= 1 and board.count(short) == board.count(badge) + 1
+    assert f"N on kv (verified {newest}):" in board
+    page = next(html for doc, html in model_pages(site).items() if doc.lower().endswith("m.md"))
+    assert short in site.slots.fill(page)
+    assert f"judged under verified {old}, whose rules verified {newest} has replaced" in site.slots.fill(claims(site))
+    current = SiteData(agg=aggregate(rows_table([r for r in rows if r["model"] == "N"])))
+    assert current.superseded == {}
+    assert "superseded" not in current.slots.fill(headline(current)) + current.slots.fill(leaderboard(current))

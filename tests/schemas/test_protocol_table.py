@@ -73,6 +73,15 @@ def test_verified_1_3_changes_the_verdicts_alone() -> None:
     assert baseline_versions("verified", "1.3") == ("1.3", "1.2") and baseline_versions("verified", "1.2") == ("1.2",)
 
 
+def test_a_version_is_superseded_by_the_newest_of_its_protocol_and_only_an_earlier_one_is() -> None:
+    from schemas import superseded
+
+    versions = PROTOCOLS["verified"]["versions"]
+    assert [superseded("verified", v) for v in versions] == [versions[-1]] * (len(versions) - 1) + [None]
+    assert superseded("standard", PROTOCOLS["standard"]["versions"][-1]) is None
+    assert superseded("verified", "9.9") is None and superseded("no-such-protocol", "1.0") is None
+
+
 def test_the_audit_and_the_standard_checks_take_the_standard_protocol_s_figures_from_the_table() -> None:
     pytest.importorskip("torch")
     from evaluations.audit import AuditOptions
