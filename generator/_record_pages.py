@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemas import Record, TimingStats
+from schemas import Record, TimingStats, superseded
 
 from ._datasets import kernel_text
 from ._format import MISSING, human_bytes, ms, times
@@ -310,6 +310,11 @@ def render_record_page(record: Record, row: dict, repo_root: Path, badge: dict |
         physics = check(context.floors, r.environment.hardware, p.suite, p.level, p.id, p.source_sha256, row.get("cand_ms"))
         if physics.verdict == "impossible" or r.timing is not None:
             parts.append(_physics_block(physics))
+    newer = superseded(r.protocol.name, r.protocol.version)
+    if newer:
+        parts.append(f'<p class="warn superseded">Judged under {_e(r.protocol.name)} {_e(r.protocol.version)}, whose rules '
+                     f'{_e(r.protocol.name)} {_e(newer)} has replaced (see the <a href="{root}methodology/">methodology '
+                     f'page</a>): this verdict is {_e(r.protocol.version)}\'s until the record is judged again.</p>')
     parts.append(_other_protocol(r, row, context, root))
     if badge:
         parts.append(_badge(badge, root))
