@@ -175,6 +175,15 @@ def _timing_queued() -> bool:
     return False
 
 
+def _between_steps() -> tuple[int, int] | None:
+    """(main, gate) descriptors where this worker holds the device shared and is not timing (inside :func:`shared`,
+    outside :func:`exclusive`): where :func:`exclusive`, :func:`let_go` and :func:`yield_to_timing` act; else None."""
+    main, gate = _state["main"], _state["gate"]
+    if not isinstance(main, int) or not isinstance(gate, int) or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+        return None
+    return main, gate
+
+
 @contextlib.contextmanager
 def shared(label: str = "job") -> Iterator[None]:
     """Hold the device shared for the duration (a worker's whole job, named ``label`` in a trace); a no-op
@@ -215,11 +224,11 @@ def shared_on(device: str, label: str = "job") -> contextlib.AbstractContextMana
 @contextlib.contextmanager
 def exclusive() -> Iterator[None]:
     """Hold the device alone for the duration (a timing); a no-op outside :func:`shared` or without the lock."""
-    main, gate = _state["main"], _state["gate"]
-    if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+    held = _between_steps()
+    if held is None:
         yield
         return
-    assert isinstance(main, int) and isinstance(gate, int)
+    main, gate = held
     _sync_device()  # none of this worker's earlier work may run inside another's timing
     _flock(main, fcntl.LOCK_UN)
     trace("want")
@@ -247,10 +256,10 @@ def let_go() -> bool:
     """Let go of the device entirely (this worker's queued device work finished first) until :func:`take_back`;
     True where it did, False (nothing done) outside :func:`shared`, inside :func:`exclusive` or without the lock.
     :func:`released` as two calls, for host work that starts and ends in callbacks."""
-    main, gate = _state["main"], _state["gate"]
-    if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+    held = _between_steps()
+    if held is None:
         return False
-    assert isinstance(main, int)
+    main, _ = held
     _sync_device()
     _flock(main, fcntl.LOCK_UN)
     trace("out")
@@ -283,8 +292,7 @@ def yield_to_timing() -> None:
     ``<lock>.timings``), let it and every timing queued with it go first (this worker's queued device work is
     finished before it lets go); else nothing. A no-op outside :func:`shared`, inside :func:`exclusive`, or
     without the lock."""
-    main, gate = _state["main"], _state["gate"]
-    if main is None or gate is None or int(_state["depth"]) > 0:  # type: ignore[call-overload]
+    if _between_steps() is None:
         return
     if _timing_queued():  # a timing waits or runs: it and every timing queued behind it go first
         with released():
