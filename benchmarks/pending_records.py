@@ -9,7 +9,7 @@ device's run packs all of ``records/``, which held the earlier sessions' when it
 records' manifest.
 
     python3 benchmarks/pending_records.py pack RECORDS_TGZ HW DEST [--lane LANE ...]
-    python3 benchmarks/pending_records.py restore HW [--results benchmarks/results] [--records records]
+    python3 benchmarks/pending_records.py restore HW [--results benchmarks/results] [--records records] [--file F]
 
 ``pack`` keeps, of a device run's ``records.tgz``, the files under ``records/<hw>/<lane>/`` (default lanes:
 ``cuda-l1``, ``kernelbench-triton-dump`` and ``_baselines``) and their manifest lines, into ``DEST``.
@@ -158,13 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results")
     r.add_argument("--records", type=Path, default=ROOT / "records")
     r.add_argument("--lane", action="append", help="lanes to restore (default: every lane the file holds)")
+    r.add_argument("--file", type=Path, help="this packed file rather than the newest of the card's sessions")
     args = parser.parse_args(argv)
     try:
         if args.command == "pack":
             counts = pack(args.records_tgz, args.hw, args.dest, tuple(args.lane or LANES))
             print(f"packed {sum(counts.values())} files of {args.hw} into {args.dest}: {_summary(counts)}")
             return 0
-        tgz = newest(args.results, args.hw)
+        tgz = args.file or newest(args.results, args.hw)
         if tgz is None:
             print(f"no pending records of {args.hw} under {args.results / args.hw}: nothing to restore")
             return 0

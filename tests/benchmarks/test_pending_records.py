@@ -150,3 +150,13 @@ def test_restore_of_one_lane_leaves_the_others_pending(tmp_path: Path) -> None:
     counts = pending_records.restore(tgz, "h100", tmp_path / "records", ("cuda-l1", "_baselines"))
     assert counts == {"cuda-l1": 1, "_baselines": 1}
     assert not (tmp_path / "records" / "h100" / "kernelbench-triton-dump").exists()
+
+
+def test_restore_of_a_named_file_takes_that_one(tmp_path: Path) -> None:
+    zoo = _tgz(tmp_path / "zoo-h100.tgz", {ZOO: '{"z": 1}', "records/MANIFEST.sha256": _manifest((ZOO, '{"z": 1}'))})
+    _tgz(tmp_path / "results" / "h100" / "session41" / "records-h100-rejudge.tgz", {CUDA_L1: "{}"})
+    done = _run("restore", "h100", "--results", str(tmp_path / "results"), "--records", str(tmp_path / "records"),
+                "--file", str(zoo))
+    assert done.returncode == 0, done.stderr
+    assert "restored 1 files of h100" in done.stdout and "exploit-zoo 1" in done.stdout
+    assert not (tmp_path / "records" / "h100" / "cuda-l1").exists()
