@@ -13,7 +13,7 @@
 # folder replaces the device's copy at every call, so a zoo in .data starts afresh each time),
 # attacks (not in the default: the zoo's attacks on the harness, into a records folder of their own, $OUT/attacks.tgz),
 # zoocheck (not in the default: benchmarks/zoo_verdicts.py on this card's zoo records, in ZOO_OUT where set, into $OUT/zoocheck.txt; a
-# rejudge after it in the same call runs only when every zoo verdict is the manifest's),
+# rejudge, cudal1 or triton after it in the same call runs only when every zoo verdict is the manifest's),
 # resume (not in the default: this card's re-judged records kept in benchmarks/results, benchmarks/pending_records.py
 # restore; put it first), rejudge (not in the default: every committed verified record of the public datasets made again under the newest
 # verified protocol, REJUDGE_SETS: bundle[:--only pattern] ...),
@@ -207,6 +207,7 @@ for s in "${STEPS[@]}"; do
       unset KVERDICT_GPU_TRACE
       tail -12 "$LOGS/rejudge.log" ;;
     cudal1|triton)
+      [ "${ZOO_OK:-1}" = 1 ] || { echo "=== $s skipped: the zoo's verdicts differ from its manifest (zoocheck.txt)"; continue; }
       # public datasets under both protocols, EVAL_CONCURRENT at once (default 12), EVAL_ONLY (cudal1) or TRITON_ONLY
       # (triton) limiting the problems; passes separated by ';' run one after another, each resuming the last (triton
       # by default: level 2 first, whose inputs are megabytes, then the rest, KernelBench's current level 1 moving
