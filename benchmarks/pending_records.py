@@ -23,6 +23,7 @@ as finished rather than redo it as changed. It refuses, writing nothing, a file 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import re
 import sys
@@ -34,7 +35,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from schemas import MANIFEST_RELPATH, Manifest  # noqa: E402 - the checkout's own package, on a machine without it installed
-from schemas._manifest import digest_text  # noqa: E402
 
 LANES = ("cuda-l1", "kernelbench-triton-dump", "_baselines")
 """The lanes a re-judging of the public sets writes (their verified records, and the baselines they are timed
@@ -124,7 +124,7 @@ def restore(tgz: Path, hw: str, records: Path, lanes: tuple[str, ...] | None = N
         files = {name: data for name, data in files.items() if name.split("/")[2] in lanes}
     for name, data in files.items():
         line = lines.get(name.removeprefix("records/"))
-        if line is not None and digest_text(data.decode("utf-8")) != line:
+        if line is not None and hashlib.sha256(data).hexdigest() != line:
             raise PendingError(f"{tgz}: {name} does not match its manifest line (changed after it was written); "
                                "nothing restored")
     manifest = Manifest(records)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import subprocess
 import sys
@@ -11,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from schemas import Manifest
-from schemas._manifest import digest_text, read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "pending_records.py"
@@ -34,6 +34,15 @@ def _tgz(path: Path, files: dict[str, str]) -> Path:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return path
+
+
+def digest_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_manifest(records: Path) -> dict[str, str]:
+    lines = (records / "MANIFEST.sha256").read_text(encoding="utf-8").splitlines()
+    return {rel: digest for digest, rel in (line.split("  ", 1) for line in lines if line)}
 
 
 def _manifest(*names_texts: tuple[str, str]) -> str:
