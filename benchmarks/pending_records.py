@@ -34,22 +34,17 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from schemas import MANIFEST_RELPATH, Manifest  # noqa: E402 - the checkout's own package, on a machine without it installed
+from schemas import MANIFEST_RELPATH, Manifest, manifest_text, parse_manifest  # noqa: E402 - the checkout's own package
 
 LANES = ("cuda-l1", "kernelbench-triton-dump", "_baselines")
 """The lanes a re-judging of the public sets writes (their verified records, and the baselines they are timed
 against)."""
 MANIFEST_MEMBER = f"records/{MANIFEST_RELPATH}"
 _SESSION = re.compile(r"^session(\d+)$")
-_MANIFEST_LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
 
 
 class PendingError(Exception):
     """A pack or restore that cannot be done as asked: the message says which file and why."""
-
-
-def _manifest_lines(text: str) -> dict[str, str]:
-    return {m.group(2): m.group(1) for m in map(_MANIFEST_LINE.match, text.splitlines()) if m}
 
 
 def _read(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
@@ -59,30 +54,35 @@ def _read(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
     return handle.read()
 
 
+def _lane(rel: str) -> str:
+    """The lane of a path under the records folder (``h100/cuda-l1/...`` -> ``cuda-l1``)."""
+    return rel.split("/")[1]
+
+
 def pack(records_tgz: Path, hw: str, dest: Path, lanes: tuple[str, ...] = LANES) -> Counter[str]:
     """Write ``dest`` from a device run's ``records_tgz``: its files under ``records/<hw>/<lane>/`` for ``lanes``
     and a manifest of their lines (those the run's manifest lists). Returns the files per lane."""
-    prefixes = tuple(f"records/{hw}/{lane}/" for lane in lanes)
-    kept: dict[str, bytes] = {}
+    prefixes = tuple(f"{hw}/{lane}/" for lane in lanes)
+    kept: dict[str, bytes] = {}  # path under the records folder -> bytes
     listed: dict[str, str] = {}
     with tarfile.open(records_tgz, "r:gz") as tar:
         for member in tar.getmembers():
             name = member.name.removeprefix("./")
-            if member.isfile() and name.startswith(prefixes) and name.endswith(".json"):
-                kept[name] = _read(tar, member)
+            rel = name.removeprefix("records/")
+            if member.isfile() and name != rel and rel.startswith(prefixes) and rel.endswith(".json"):
+                kept[rel] = _read(tar, member)
             elif member.isfile() and name == MANIFEST_MEMBER:
-                listed = _manifest_lines(_read(tar, member).decode("utf-8"))
+                listed = parse_manifest(_read(tar, member).decode("utf-8"))
     if not kept:
-        raise PendingError(f"{records_tgz}: no records under {', '.join(prefixes)}")
-    lines = {name.removeprefix("records/"): listed[name.removeprefix("records/")] for name in kept
-             if name.removeprefix("records/") in listed}
+        raise PendingError(f"{records_tgz}: no records under {', '.join('records/' + p for p in prefixes)}")
+    lines = {rel: listed[rel] for rel in kept if rel in listed}
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(dest, "w:gz") as out:
-        for name in sorted(kept):
-            _add(out, name, kept[name])
+        for rel in sorted(kept):
+            _add(out, f"records/{rel}", kept[rel])
         if lines:
-            _add(out, MANIFEST_MEMBER, "".join(f"{d}  {rel}\n" for rel, d in sorted(lines.items())).encode("utf-8"))
-    return Counter(name.split("/")[2] for name in kept)
+            _add(out, MANIFEST_MEMBER, manifest_text(lines).encode("utf-8"))
+    return Counter(map(_lane, kept))
 
 
 def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
@@ -106,7 +106,7 @@ def restore(tgz: Path, hw: str, records: Path, lanes: tuple[str, ...] | None = N
     every lane, or ``lanes`` only (to publish a complete one). Everything is checked before anything is written.
     Returns the files per lane."""
     prefix = f"records/{hw}/"
-    files: dict[str, bytes] = {}
+    files: dict[str, bytes] = {}  # path under the records folder -> bytes
     lines: dict[str, str] = {}
     with tarfile.open(tgz, "r:gz") as tar:
         for member in tar.getmembers():
@@ -117,28 +117,28 @@ def restore(tgz: Path, hw: str, records: Path, lanes: tuple[str, ...] | None = N
             if not member.isfile() or ".." in parts or (name != MANIFEST_MEMBER and not name.startswith(prefix)):
                 raise PendingError(f"{tgz}: {member.name} is not a record file under {prefix}; nothing restored")
             if name == MANIFEST_MEMBER:
-                lines = _manifest_lines(_read(tar, member).decode("utf-8"))
+                lines = parse_manifest(_read(tar, member).decode("utf-8"))
             else:
-                files[name] = _read(tar, member)
+                files[name.removeprefix("records/")] = _read(tar, member)
     if lanes is not None:
-        files = {name: data for name, data in files.items() if name.split("/")[2] in lanes}
-    for name, data in files.items():
-        line = lines.get(name.removeprefix("records/"))
-        if line is not None and hashlib.sha256(data).hexdigest() != line:
-            raise PendingError(f"{tgz}: {name} does not match its manifest line (changed after it was written); "
-                               "nothing restored")
+        files = {rel: data for rel, data in files.items() if _lane(rel) in lanes}
+    for rel, data in files.items():
+        if rel in lines and hashlib.sha256(data).hexdigest() != lines[rel]:
+            raise PendingError(f"{tgz}: records/{rel} does not match its manifest line (changed after it was "
+                               "written); nothing restored")
     manifest = Manifest(records)
-    unlisted = [n for n in files if n.removeprefix("records/") not in lines and n.removeprefix("records/") in manifest.entries]
+    unlisted = [rel for rel in files if rel not in lines and rel in manifest.entries]
     if unlisted:
         print(f"pending_records: {len(unlisted)} files replace committed records without a manifest line of their own "
-              f"(e.g. {unlisted[0]}): the runner will take them for changed records and redo them", file=sys.stderr)
-    for name, data in sorted(files.items()):
-        path = records / name.removeprefix("records/")
+              f"(e.g. records/{unlisted[0]}): the runner will take them for changed records and redo them",
+              file=sys.stderr)
+    for rel, data in sorted(files.items()):
+        path = records / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-        if name.removeprefix("records/") in lines:
+        if rel in lines:
             manifest.add(path, data.decode("utf-8"))
-    return Counter(name.split("/")[2] for name in files)
+    return Counter(map(_lane, files))
 
 
 def _summary(counts: Counter[str]) -> str:

@@ -49,18 +49,28 @@ def digest_file(path: Path) -> str | None:
         return None
 
 
-def read_manifest(root: Path) -> dict[str, str]:
-    """Relative path -> digest of every line of ``root``'s manifest (empty when there is none)."""
-    try:
-        text = (root / MANIFEST_RELPATH).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
+def parse_manifest(text: str) -> dict[str, str]:
+    """Relative path -> digest of every line of a manifest's text (lines of another form are skipped)."""
     entries = {}
     for line in text.splitlines():
         match = _LINE.match(line)
         if match:
             entries[match.group(2)] = match.group(1)
     return entries
+
+
+def manifest_text(entries: dict[str, str]) -> str:
+    """A manifest's text for relative path -> digest ``entries``, in path order (``sha256sum`` format)."""
+    return "".join(f"{digest}  {rel}\n" for rel, digest in sorted(entries.items()))
+
+
+def read_manifest(root: Path) -> dict[str, str]:
+    """Relative path -> digest of every line of ``root``'s manifest (empty when there is none)."""
+    try:
+        text = (root / MANIFEST_RELPATH).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return parse_manifest(text)
 
 
 class Manifest:
@@ -96,7 +106,7 @@ class Manifest:
         with _locked(target.with_suffix(".lock")):
             merged = {**read_manifest(self.root), key: self.entries[key]}
             self.entries.update(merged)
-            write_atomic(target, "".join(f"{digest}  {rel}\n" for rel, digest in sorted(merged.items())))
+            write_atomic(target, manifest_text(merged))
 
 
 @contextmanager

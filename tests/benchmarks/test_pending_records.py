@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from schemas import Manifest
+from schemas import Manifest, parse_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "pending_records.py"
@@ -38,11 +38,6 @@ def _tgz(path: Path, files: dict[str, str]) -> Path:
 
 def digest_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def read_manifest(records: Path) -> dict[str, str]:
-    lines = (records / "MANIFEST.sha256").read_text(encoding="utf-8").splitlines()
-    return {rel: digest for digest, rel in (line.split("  ", 1) for line in lines if line)}
 
 
 def _manifest(*names_texts: tuple[str, str]) -> str:
@@ -101,7 +96,7 @@ def test_restore_replaces_a_committed_record_in_place_and_the_manifest_then_matc
     fresh = Manifest(records)
     assert not fresh.contradicts(committed)
     assert not fresh.contradicts(records / BASELINE.removeprefix("records/"))
-    assert read_manifest(records)["h200/x.json"] == digest_text("{}")  # other lines kept
+    assert parse_manifest((records / "MANIFEST.sha256").read_text(encoding="utf-8"))["h200/x.json"] == digest_text("{}")  # other lines kept
 
 
 def test_restore_without_manifest_lines_warns_where_it_replaces_a_listed_record(tmp_path: Path) -> None:
