@@ -14,6 +14,7 @@ import hashlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
@@ -88,19 +89,19 @@ class SiteData:
     attacks: list[Attack] = field(default_factory=list)
     """The zoo's attacks on the harness, for the integrity page."""
 
-    @property
+    @cached_property
     def fixtures(self) -> dict[str, bool]:
         """Fixture models (written by the project itself) -> whether they belong to the exploit zoo."""
         return {r["model"]: bool(r["zoo"]) for r in self.agg.fixtures}
 
-    @property
+    @cached_property
     def in_progress(self) -> dict[tuple[str, str, str, str], dict]:
         """(hardware, suite, model, protocol) -> the coverage row of a public dataset whose records there cover
         fewer kernels than it holds: its figures are those of the kernels evaluated so far."""
         return {(c["hardware"], c["suite"], c["model"], c["protocol"]): c for c in self.agg.coverage
                 if c["evaluated"] < c["kernels"]}
 
-    @property
+    @cached_property
     def superseded(self) -> dict[tuple[str, str, str, str], dict]:
         """(hardware, suite, model, protocol) -> ``old`` (the versions of its records that a newer version of the
         protocol has replaced, ``schemas.superseded``) and ``newest``, where it has such records: their verdicts are
@@ -114,7 +115,7 @@ class SiteData:
                     "old": ", ".join(old), "newest": superseded(p["protocol"], old[0]), "all_old": old == versions}
         return out
 
-    @property
+    @cached_property
     def verified_groups(self) -> set[tuple[str, str, str]]:
         """(hardware, suite, model) of every ranked model that has verified results."""
         return {(r["hardware"], r["suite"], r["model"]) for r in self.agg.summary if r["protocol"] == VERIFIED}
