@@ -10,7 +10,11 @@ step of its use of the shared GPU lock to ``<folder>/trace-<pid>.txt``. This scr
 * the steps (harness line to harness line) that held the device shared while a timing waited, worst first:
   how often a waiting timing was held up by that step last, and for how long in all;
 * the steps in which workers were out of the lock, worst first: host work done with the lock let go (a host
-  draw of a problem's inputs) or a yield to another's timing.
+  draw of a problem's inputs) or a yield to another's timing;
+* while no timing was ready (no worker timing or waiting to time): how many workers stood in each state, per kind
+  of job, on average over those seconds, and the longest such gaps (from the span's start). A worker is
+  ``starting`` from its process's start to its job's, a spare started ahead waiting for its job included: many
+  workers starting and few in a job there means the run handed out no work (a chunk's end, its warm-ups).
 
     python3 benchmarks/lock_trace.py <folder> [--json PATH] [--top 15]
 """
@@ -18,6 +22,7 @@ step of its use of the shared GPU lock to ``<folder>/trace-<pid>.txt``. This scr
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 from collections import defaultdict
 from dataclasses import dataclass
@@ -107,6 +112,39 @@ def outside(holds: list[Hold], top: int) -> list[dict[str, object]]:
     return [{"kind": k, "step": step, "times": n, "seconds": round(s, 1)} for s, n, (k, step) in ranked]
 
 
+def gaps(intervals: list[tuple[float, float]], first: float, last: float) -> list[tuple[float, float]]:
+    """The parts of ``[first, last]`` that no interval of ``intervals`` covers, in order."""
+    out, reach = [], first
+    for a, b in sorted(intervals):
+        if a > reach:
+            out.append((reach, min(a, last)))
+        reach = max(reach, b)
+    if reach < last:
+        out.append((reach, last))
+    return [(a, b) for a, b in out if b > a]
+
+
+def while_idle(holds: list[Hold], top: int) -> tuple[list[tuple[float, float]], list[dict[str, object]]]:
+    """The gaps of the span in which no timing was ready (no worker alone or waiting), and the workers in each
+    (state, kind) then, as a mean count over those seconds, most first."""
+    first, last = min(h.start for h in holds), max(h.end for h in holds)
+    idle = gaps([(h.start, h.end) for h in holds if h.state in ("alone", "waiting")], first, last)
+    total = sum(b - a for a, b in idle)
+    found: dict[tuple[str, str], float] = defaultdict(float)
+    starts = [a for a, _ in idle]
+    for h in holds:
+        # the idle gaps are disjoint and sorted: only those from the one before h.start onwards can overlap it
+        i = max(0, bisect.bisect_right(starts, h.start) - 1)
+        while i < len(idle) and idle[i][0] < h.end:
+            overlap = min(h.end, idle[i][1]) - max(h.start, idle[i][0])
+            if overlap > 0:
+                found[(h.state, h.kind)] += overlap
+            i += 1
+    ranked = sorted(((v, k) for k, v in found.items()), reverse=True)[:top]
+    return idle, [{"state": state, "kind": kind, "workers": round(v / total, 2) if total else 0.0}
+                   for v, (state, kind) in ranked]
+
+
 def summarise(folder: Path, top: int) -> dict[str, object]:
     """The figures this script prints, as plain data."""
     holds = [h for path in sorted(folder.glob("trace-*.txt")) for h in read_trace(path)]
@@ -125,12 +163,15 @@ def summarise(folder: Path, top: int) -> dict[str, object]:
     per_kind = {k: {"jobs": len(pids_of[k]), **{s: round(v, 1) for s, v in sorted(kinds[k].items())}}
                 for k in sorted(kinds)}
     blame = sorted(((sum(v), len(v), k) for k, v in stragglers(holds).items()), reverse=True)[:top]
+    idle_gaps, idle = while_idle(holds, top)
+    longest = sorted(idle_gaps, key=lambda g: g[0] - g[1])[:top]
     return {"span_s": round(span, 1), "workers": len({h.pid for h in holds}),
             "timing_alone_share": round(alone / span, 3), "timing_waiting_share": round((busy_or_waiting - alone) / span, 3),
             "no_timing_ready_share": round(1 - busy_or_waiting / span, 3), "waiting_union_s": round(waiting, 1),
             "per_kind": per_kind,
             "held_up_by": [{"kind": k, "step": step, "times": n, "seconds": round(s, 1)} for s, n, (k, step) in blame],
-            "outside": outside(holds, top)}
+            "outside": outside(holds, top), "idle_s": round(sum(b - a for a, b in idle_gaps), 1),
+            "while_idle": idle, "idle_gaps": [{"from_s": round(a - first, 1), "seconds": round(b - a, 1)} for a, b in longest]}
 
 
 def main() -> int:
@@ -153,6 +194,11 @@ def main() -> int:
           "seconds)")
     for row in figures["outside"]:  # type: ignore[union-attr]
         print(f"  {row['seconds']:7.1f} s  {row['times']:4}x  {row['kind']:28} {row['step']}")
+    print(f"\nwhile no timing was ready ({figures['idle_s']} s): workers in each state, per kind of job (mean count)")
+    for row in figures["while_idle"]:  # type: ignore[union-attr]
+        print(f"  {row['workers']:6.2f}  {row['state']:9} {row['kind']}")
+    print("longest of those gaps (seconds from the span's start: length): " + ", ".join(
+        f"{g['from_s']:.0f}: {g['seconds']:.1f} s" for g in figures["idle_gaps"]))  # type: ignore[union-attr]
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
     return 0
