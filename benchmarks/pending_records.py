@@ -23,7 +23,6 @@ as finished rather than redo it as changed. It refuses, writing nothing, a file 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import re
 import sys
@@ -34,7 +33,7 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from schemas import MANIFEST_RELPATH, Manifest, manifest_text, parse_manifest  # noqa: E402 - the checkout's own package
+from schemas import MANIFEST_RELPATH, Manifest, digest_text, manifest_text, parse_manifest  # noqa: E402 - the checkout's own package
 
 LANES = ("cuda-l1", "kernelbench-triton-dump", "_baselines")
 """The lanes a re-judging of the public sets writes (their verified records, and the baselines they are timed
@@ -123,7 +122,7 @@ def restore(tgz: Path, hw: str, records: Path, lanes: tuple[str, ...] | None = N
     if lanes is not None:
         files = {rel: data for rel, data in files.items() if _lane(rel) in lanes}
     for rel, data in files.items():
-        if rel in lines and hashlib.sha256(data).hexdigest() != lines[rel]:
+        if rel in lines and digest_text(data.decode("utf-8")) != lines[rel]:
             raise PendingError(f"{tgz}: records/{rel} does not match its manifest line (changed after it was "
                                "written); nothing restored")
     manifest = Manifest(records)

@@ -32,7 +32,15 @@ from ._io import (
     write_record,
     write_text,
 )
-from ._manifest import MANIFEST_RELPATH, Manifest, ManifestProblem, manifest_problems, manifest_text, parse_manifest
+from ._manifest import (
+    MANIFEST_RELPATH,
+    Manifest,
+    ManifestProblem,
+    digest_text,
+    manifest_problems,
+    manifest_text,
+    parse_manifest,
+)
 from ._protocols import PROTOCOLS, Pinned, baseline_versions, pinned, protocol_info, superseded
 from ._record import (
     INCORRECT_REASONS,
@@ -67,7 +75,7 @@ from ._validate import MAX_STRING_CHARS, iter_record_files, validate
 __all__ = [
     "PROTOCOLS", "Pinned", "baseline_versions", "pinned", "protocol_info", "superseded", "INCORRECT_REASONS", "IncorrectReason",
     "DATASETS", "PublicDataset", "dataset_named",
-    "MANIFEST_RELPATH", "Manifest", "ManifestProblem", "manifest_problems", "manifest_text", "parse_manifest",
+    "MANIFEST_RELPATH", "Manifest", "ManifestProblem", "digest_text", "manifest_problems", "manifest_text", "parse_manifest",
     "AUDIT_SCHEMA_VERSION", "FINDING_CODES", "AuditFinding", "AuditReport", "ProblemAudit", "Severity",
     "MAX_RECORD_BYTES", "ROUNDS_MAX", "TIMING_NOTE_MAX", "SCHEMA_DIR", "SCHEMA_VERSION", "STATUSES", "AlgorithmFlag", "AlgorithmFlagName",
     "BaselineKind", "BaselineRecord", "BaselineTiming", "Claimed", "CorrectnessCheck", "Environment", "IntegrityCheck", "Judged", "OuterTiming",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from schemas import Manifest, parse_manifest
+from schemas import Manifest, digest_text, parse_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "pending_records.py"
@@ -34,10 +33,6 @@ def _tgz(path: Path, files: dict[str, str]) -> Path:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return path
-
-
-def digest_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _manifest(*names_texts: tuple[str, str]) -> str:
