@@ -124,11 +124,9 @@ def gaps(intervals: list[tuple[float, float]], first: float, last: float) -> lis
     return [(a, b) for a, b in out if b > a]
 
 
-def while_idle(holds: list[Hold], top: int) -> tuple[list[tuple[float, float]], list[dict[str, object]]]:
-    """The gaps of the span in which no timing was ready (no worker alone or waiting), and the workers in each
-    (state, kind) then, as a mean count over those seconds, most first."""
-    first, last = min(h.start for h in holds), max(h.end for h in holds)
-    idle = gaps([(h.start, h.end) for h in holds if h.state in ("alone", "waiting")], first, last)
+def while_idle(holds: list[Hold], idle: list[tuple[float, float]], top: int) -> list[dict[str, object]]:
+    """The workers in each (state, kind) during the ``idle`` gaps (sorted, disjoint: those in which no timing was
+    ready), as a mean count over those seconds, most first."""
     total = sum(b - a for a, b in idle)
     found: dict[tuple[str, str], float] = defaultdict(float)
     starts = [a for a, _ in idle]
@@ -141,8 +139,8 @@ def while_idle(holds: list[Hold], top: int) -> tuple[list[tuple[float, float]], 
                 found[(h.state, h.kind)] += overlap
             i += 1
     ranked = sorted(((v, k) for k, v in found.items()), reverse=True)[:top]
-    return idle, [{"state": state, "kind": kind, "workers": round(v / total, 2) if total else 0.0}
-                   for v, (state, kind) in ranked]
+    return [{"state": state, "kind": kind, "workers": round(v / total, 2) if total else 0.0}
+            for v, (state, kind) in ranked]
 
 
 def summarise(folder: Path, top: int) -> dict[str, object]:
@@ -154,7 +152,8 @@ def summarise(folder: Path, top: int) -> dict[str, object]:
     span = last - first
     alone = covered([(h.start, h.end) for h in holds if h.state == "alone"])
     waiting = covered([(h.start, h.end) for h in holds if h.state == "waiting"])
-    busy_or_waiting = covered([(h.start, h.end) for h in holds if h.state in ("alone", "waiting")])
+    timing_lane = [(h.start, h.end) for h in holds if h.state in ("alone", "waiting")]
+    busy_or_waiting = covered(timing_lane)
     kinds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     pids_of: dict[str, set[int]] = defaultdict(set)
     for h in holds:
@@ -163,7 +162,7 @@ def summarise(folder: Path, top: int) -> dict[str, object]:
     per_kind = {k: {"jobs": len(pids_of[k]), **{s: round(v, 1) for s, v in sorted(kinds[k].items())}}
                 for k in sorted(kinds)}
     blame = sorted(((sum(v), len(v), k) for k, v in stragglers(holds).items()), reverse=True)[:top]
-    idle_gaps, idle = while_idle(holds, top)
+    idle_gaps = gaps(timing_lane, first, last)
     longest = sorted(idle_gaps, key=lambda g: g[0] - g[1])[:top]
     return {"span_s": round(span, 1), "workers": len({h.pid for h in holds}),
             "timing_alone_share": round(alone / span, 3), "timing_waiting_share": round((busy_or_waiting - alone) / span, 3),
@@ -171,7 +170,7 @@ def summarise(folder: Path, top: int) -> dict[str, object]:
             "per_kind": per_kind,
             "held_up_by": [{"kind": k, "step": step, "times": n, "seconds": round(s, 1)} for s, n, (k, step) in blame],
             "outside": outside(holds, top), "idle_s": round(sum(b - a for a, b in idle_gaps), 1),
-            "while_idle": idle, "idle_gaps": [{"from_s": round(a - first, 1), "seconds": round(b - a, 1)} for a, b in longest]}
+            "while_idle": while_idle(holds, idle_gaps, top), "idle_gaps": [{"from_s": round(a - first, 1), "seconds": round(b - a, 1)} for a, b in longest]}
 
 
 def main() -> int:
